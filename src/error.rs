@@ -1,0 +1,49 @@
+//! The engine's one error type. Every message says what happened and, where the user can act,
+//! what to do about it.
+
+use std::path::PathBuf;
+
+/// Result alias used across the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A model file is not in any place the resolver looks.
+    #[error("model file '{name}' was not found (looked in: {looked_in}). Run `scripts/setup-models.sh` to fetch and prepare the models, or set UMWELT_MODELS_DIR to a folder that holds them.")]
+    ModelMissing { name: String, looked_in: String },
+
+    /// A model file is there but is not the file the manifest pins.
+    #[error("model file '{path}' is damaged or not the expected version ({detail}). Delete it and run `scripts/setup-models.sh` to fetch it again.")]
+    ModelCorrupt { path: PathBuf, detail: String },
+
+    /// A model loaded but could not be used (ONNX Runtime or whisper.cpp refused it).
+    #[error("could not use the model '{name}': {detail}")]
+    ModelLoad { name: String, detail: String },
+
+    /// Input the caller gave us that we will not store or search with.
+    #[error("{0}")]
+    InvalidInput(String),
+
+    /// Something asked for by id does not exist.
+    #[error("{0} was not found")]
+    NotFound(String),
+
+    /// The database refused an operation.
+    #[error("the memory database failed: {0}. Your memories are unchanged; if this repeats, check free disk space and file permissions.")]
+    Db(#[from] rusqlite::Error),
+
+    /// Reading or writing a file failed.
+    #[error("{context}: {source}")]
+    Io { context: String, #[source] source: std::io::Error },
+
+    /// The microphone or an audio file could not be used.
+    #[error("{0}")]
+    Audio(String),
+}
+
+impl Error {
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
+        let context = context.into();
+        move |source| Error::Io { context, source }
+    }
+}

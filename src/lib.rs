@@ -1,0 +1,28 @@
+//! # Umwelt engine
+//!
+//! A private, offline memory: notes are stored in one SQLite file with their vectors
+//! (sqlite-vec) and full text (FTS5), embedded with MiniLM on ONNX Runtime, dictated through
+//! whisper.cpp, and recalled by meaning blended with recency. No GUI code lives here; the
+//! desktop shell (`src-tauri/`) and the CLI (`src/bin/umwelt-cli.rs`) are thin fronts over it.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`store`] | the SQLite file: schema, remember, recall, list, delete |
+//! | [`embed`] | the embedding model (lazy) |
+//! | [`speech`] | microphone, whisper, dictation |
+//! | [`audio`] | WAV files and resampling |
+//! | [`models`] | model manifest, resolver, whisper CTranslate2→GGML converter |
+//! | [`perf`] | the `UMWELT_PERF=off` switch |
+//! | [`paths`] | where user data lives |
+
+pub mod audio;
+pub mod embed;
+pub mod error;
+pub mod models;
+pub mod paths;
+pub mod perf;
+pub mod speech;
+pub mod store;
+
+pub use error::{Error, Result};
+pub use store::{Hit, Memory, MemoryId, Store};

@@ -1,0 +1,210 @@
+//! The microphone, through cpal: capture from an input device until stopped, downmixed to mono,
+//! then resampled to 16 kHz with rubato.
+//!
+//! The cpal stream lives on a thread of its own (a stream is not `Send` on every platform);
+//! samples reach the [`Recorder`] through shared memory. A device that fails mid-recording (it
+//! was unplugged) ends the capture but keeps what was captured.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
+use cpal::{FromSample, Sample, SizedSample};
+use serde::{Deserialize, Serialize};
+
+use crate::audio::{self, SAMPLE_RATE};
+use crate::error::{Error, Result};
+
+/// An input device the user can pick.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct InputDevice {
+    pub name: String,
+    pub is_default: bool,
+}
+
+/// The input devices of the default audio host.
+pub fn input_devices() -> Result<Vec<InputDevice>> {
+    let host = cpal::default_host();
+    let default = host.default_input_device().and_then(|d| d.name().ok());
+    let devices = host.input_devices().map_err(|e| Error::Audio(format!("could not list microphones: {e}")))?;
+    Ok(devices
+        .filter_map(|d| d.name().ok())
+        .map(|name| InputDevice { is_default: Some(&name) == default.as_ref(), name })
+        .collect())
+}
+
+#[derive(Default)]
+struct Shared {
+    samples: Mutex<Vec<f32>>,
+    frames: AtomicUsize,
+    failed: Mutex<Option<String>>,
+    ended: AtomicBool,
+}
+
+/// A recording in progress.
+pub struct Recorder {
+    shared: Arc<Shared>,
+    stop: mpsc::Sender<()>,
+    thread: Option<JoinHandle<()>>,
+    rate: u32,
+    device: String,
+}
+
+impl Recorder {
+    /// Start capturing from the device named `device`, or the default input device.
+    pub fn start(device: Option<&str>) -> Result<Recorder> {
+        let shared = Arc::new(Shared::default());
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(u32, String)>>();
+        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let wanted = device.map(str::to_string);
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("umwelt-mic".into())
+            .spawn(move || {
+                let stream = match open_stream(wanted.as_deref(), s.clone()) {
+                    Ok((stream, rate, name)) => {
+                        let _ = ready_tx.send(Ok((rate, name)));
+                        stream
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = stop_rx.recv();
+                drop(stream);
+            })
+            .map_err(Error::io("starting the recording thread"))?;
+        let (rate, device) = ready_rx
+            .recv_timeout(Duration::from_secs(10))
+            .map_err(|_| Error::Audio("the microphone did not start within 10 s".into()))??;
+        Ok(Recorder { shared, stop: stop_tx, thread: Some(thread), rate, device })
+    }
+
+    /// The device actually used.
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+
+    /// Seconds of audio captured so far.
+    pub fn captured_seconds(&self) -> f32 {
+        self.shared.frames.load(Ordering::Relaxed) as f32 / self.rate as f32
+    }
+
+    /// Peak level (0..1) of the last 50 ms, for a level meter.
+    pub fn level(&self) -> f32 {
+        let s = self.shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+        let n = (self.rate as usize / 20).min(s.len());
+        s[s.len() - n..].iter().fold(0.0f32, |m, x| m.max(x.abs()))
+    }
+
+    /// Wait until at least `seconds` of audio are in, the device ended, or `timeout` passed.
+    /// Returns whether the audio is in. (A file-backed test device runs faster than real time,
+    /// so tests wait for samples, not for the clock.)
+    pub fn wait_for(&self, seconds: f32, timeout: Duration) -> bool {
+        let t0 = Instant::now();
+        while self.captured_seconds() < seconds && t0.elapsed() < timeout && !self.shared.ended.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.captured_seconds() >= seconds
+    }
+
+    /// Stop, and hand back what was captured as 16 kHz mono. A device error mid-recording is
+    /// not an error here: what came before it is kept.
+    pub fn stop(mut self) -> Result<Vec<f32>> {
+        let _ = self.stop.send(());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let samples = std::mem::take(&mut *self.shared.samples.lock().unwrap_or_else(|p| p.into_inner()));
+        if samples.is_empty() {
+            if let Some(e) = self.shared.failed.lock().unwrap().take() {
+                return Err(Error::Audio(format!("the microphone '{}' failed before any sound was captured: {e}", self.device)));
+            }
+        }
+        audio::resample(&samples, self.rate, SAMPLE_RATE)
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.stop.send(());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn open_stream(wanted: Option<&str>, shared: Arc<Shared>) -> Result<(cpal::Stream, u32, String)> {
+    let host = cpal::default_host();
+    let device = match wanted {
+        Some(name) => host
+            .input_devices()
+            .map_err(|e| Error::Audio(format!("could not list microphones: {e}")))?
+            .find(|d| d.name().ok().as_deref() == Some(name))
+            .ok_or_else(|| Error::Audio(format!("the microphone '{name}' is not connected; pick another one in Settings")))?,
+        None => host
+            .default_input_device()
+            .ok_or_else(|| Error::Audio("no microphone was found: connect one, or check that the sound system sees it".into()))?,
+    };
+    let name = device.name().unwrap_or_else(|_| "microphone".into());
+    let config = choose_config(&device).map_err(|e| Error::Audio(format!("the microphone '{name}' cannot record: {e}")))?;
+    let rate = config.sample_rate().0;
+    let channels = config.channels() as usize;
+    let fmt = config.sample_format();
+    let cfg: cpal::StreamConfig = config.into();
+    let stream = match fmt {
+        cpal::SampleFormat::F32 => build::<f32>(&device, &cfg, channels, shared),
+        cpal::SampleFormat::I16 => build::<i16>(&device, &cfg, channels, shared),
+        cpal::SampleFormat::I32 => build::<i32>(&device, &cfg, channels, shared),
+        cpal::SampleFormat::U16 => build::<u16>(&device, &cfg, channels, shared),
+        cpal::SampleFormat::U8 => build::<u8>(&device, &cfg, channels, shared),
+        other => return Err(Error::Audio(format!("the microphone '{name}' uses an unsupported sample format {other:?}"))),
+    }
+    .map_err(|e| Error::Audio(format!("could not open the microphone '{name}': {e}")))?;
+    stream.play().map_err(|e| Error::Audio(format!("could not start the microphone '{name}': {e}")))?;
+    Ok((stream, rate, name))
+}
+
+/// Whisper wants 16 kHz mono: ask the device for exactly that (16-bit first, then float) when it
+/// offers it, which spares a resampling step; otherwise take the device's default and resample.
+/// (ALSA devices backed by a file only deliver their frames intact in the file's own format.)
+fn choose_config(device: &cpal::Device) -> std::result::Result<cpal::SupportedStreamConfig, String> {
+    let ranges: Vec<_> = device.supported_input_configs().map(|r| r.collect()).unwrap_or_default();
+    for format in [cpal::SampleFormat::I16, cpal::SampleFormat::F32] {
+        let fits = |r: &&cpal::SupportedStreamConfigRange| {
+            r.channels() == 1 && r.sample_format() == format && r.min_sample_rate().0 <= SAMPLE_RATE && SAMPLE_RATE <= r.max_sample_rate().0
+        };
+        if let Some(r) = ranges.iter().find(fits) {
+            return Ok(r.clone().with_sample_rate(cpal::SampleRate(SAMPLE_RATE)));
+        }
+    }
+    device.default_input_config().map_err(|e| e.to_string())
+}
+
+fn build<T>(device: &cpal::Device, cfg: &cpal::StreamConfig, channels: usize, shared: Arc<Shared>) -> std::result::Result<cpal::Stream, cpal::BuildStreamError>
+where
+    T: SizedSample,
+    f32: FromSample<T>,
+{
+    let on_error = shared.clone();
+    device.build_input_stream(
+        cfg,
+        move |data: &[T], _| {
+            let mut buf = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+            for frame in data.chunks_exact(channels) {
+                buf.push(frame.iter().map(|s| f32::from_sample(*s)).sum::<f32>() / channels as f32);
+            }
+            shared.frames.fetch_add(data.len() / channels, Ordering::Relaxed);
+        },
+        move |err| {
+            *on_error.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(err.to_string());
+            on_error.ended.store(true, Ordering::Relaxed);
+        },
+        None,
+    )
+}

@@ -1,0 +1,68 @@
+//! The file's schema, as numbered migrations kept in `PRAGMA user_version`.
+//!
+//! Migrations only ever append: a file made by any earlier release opens in a later one and is
+//! brought forward in one transaction. The shape already speaks the holdings model of the second
+//! seed: a *holder* (the first seed's scope) *holds* a *claim* (the text) since a time, with a
+//! provenance; a user's memory is a claim authored by the user's holder.
+
+use rusqlite::Connection;
+
+use crate::embed::EMBED_DIM;
+use crate::error::Result;
+
+/// Each entry brings the file from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: holders, claims, holdings, full text and vectors.
+    r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE holder (
+        id         INTEGER PRIMARY KEY,
+        name       TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE claim (
+        id         INTEGER PRIMARY KEY,
+        text       TEXT NOT NULL,
+        kind       TEXT NOT NULL DEFAULT 'fact',
+        created_at INTEGER NOT NULL,          -- unix milliseconds
+        source     TEXT NOT NULL DEFAULT 'typed', -- typed | dictated
+        audio_path TEXT                       -- the recording a dictated claim came from
+    );
+    CREATE TABLE holding (
+        holder_id  INTEGER NOT NULL REFERENCES holder(id) ON DELETE CASCADE,
+        claim_id   INTEGER NOT NULL REFERENCES claim(id) ON DELETE CASCADE,
+        session    TEXT NOT NULL DEFAULT '',  -- the first seed's scope_key
+        since      INTEGER NOT NULL,
+        provenance TEXT NOT NULL DEFAULT 'authored', -- authored | told | witnessed
+        PRIMARY KEY (holder_id, claim_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX holding_by_since ON holding(holder_id, since DESC, claim_id DESC);
+    CREATE INDEX holding_by_claim ON holding(claim_id);
+    CREATE VIRTUAL TABLE claim_fts USING fts5(text, content='claim', content_rowid='id');
+    CREATE VIRTUAL TABLE claim_vec USING vec0(
+        holder_id INTEGER PARTITION KEY,
+        session TEXT,
+        embedding FLOAT[{EMBED_DIM}] distance_metric=cosine
+    );
+    "#,
+];
+
+/// The version a file has once [`migrate`] has run.
+pub const CURRENT_VERSION: usize = MIGRATIONS.len();
+
+/// Bring the file up to [`CURRENT_VERSION`]. Refuses a file from a newer release.
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    let version: usize = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    if version > CURRENT_VERSION {
+        return Err(crate::Error::InvalidInput(format!(
+            "this memory file was written by a newer Umwelt (schema {version}, this build knows {CURRENT_VERSION}); update Umwelt to open it"
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(&sql.replace("{EMBED_DIM}", &EMBED_DIM.to_string()))?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
