@@ -7,6 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 models=${UMWELT_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/umwelt/models}
 manifest="$here/models/manifest.tsv"
+cli=${UMWELT_CLI:-${CARGO_TARGET_DIR:-$HOME/.cache/umwelt/target}/debug/umwelt-cli}
 mkdir -p "$models/src"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 
@@ -45,12 +46,14 @@ done < "$manifest"
 
 # Whisper tiny.en: CTranslate2 -> GGML, with the project's own converter (src/models/whisper_ggml.rs).
 ggml="$models/ggml-tiny.en.bin"
-if [ ! -f "$ggml" ] || [ "$ggml" -ot "$models/src/whisper-tiny.en-ct2.bin" ]; then
+read -r ggml_size ggml_sha < <(awk -F'\t' '$1 == "ggml-tiny.en.bin" { print $4, $5 }' "$manifest")
+if ! sha_ok "$ggml" "$ggml_size" "$ggml_sha"; then
   echo "setup-models: converting whisper tiny.en to GGML" >&2
   unzip -p "$models/src/whisper-mel_filters.npz" mel_80.npy > "$work/mel_80.npy"
-  (cd "$here" && cargo run --quiet --bin umwelt-cli -- models convert-whisper \
+  [ -x "$cli" ] || { echo "setup-models: $cli is not built yet; run scripts/setup.sh (it builds, then calls this)" >&2; exit 1; }
+  ("$cli" models convert-whisper \
       --ct2 "$models/src/whisper-tiny.en-ct2.bin" --mel "$work/mel_80.npy" \
       --vocab "$models/src/whisper-gpt2.tiktoken" --out "$ggml.part")
   mv "$ggml.part" "$ggml"
 fi
-(cd "$here" && cargo run --quiet --bin umwelt-cli -- models check)
+"$cli" models check

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Install what Umwelt needs on Debian 12 and build it: system packages, npm packages, the web
+# frontend, the Rust workspace (app + CLI), then the models (fetched, checked, converted).
+#   scripts/setup.sh          what building and running the app needs
+#   scripts/setup.sh --test   that, plus what the tests need (espeak-ng, sox, Xvfb, WebDriver)
+# Safe to run again: it installs only what is missing. Runs as root or through sudo.
+#
+# Every cargo call in scripts/ builds the whole workspace with the same features: cargo resolves
+# features per selection, and a narrower one (`-p umwelt`) would rebuild whisper.cpp and bindgen.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+want_tests=0; [ "${1:-}" = "--test" ] && want_tests=1
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/umwelt/target}
+
+sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+packages=(build-essential pkg-config cmake clang libclang-dev libssl-dev unzip file
+  libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libsoup-3.0-dev
+  libasound2-dev alsa-utils)
+test_packages=(espeak-ng sox xvfb xauth webkit2gtk-driver dbus dbus-x11)
+[ $want_tests -eq 1 ] && packages+=("${test_packages[@]}")
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+for tool in cargo node npm pip; do
+  command -v $tool >/dev/null || { echo "setup: '$tool' is missing; install Rust (rustup, 1.85 or newer), Node.js 20 and Python 3 with pip first" >&2; exit 1; }
+done
+
+if [ $want_tests -eq 1 ] && ! command -v tauri-driver >/dev/null; then
+  echo "setup: installing tauri-driver" >&2
+  cargo install tauri-driver --locked --version 2.1.0 --quiet
+fi
+
+cd "$here"
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-fund --no-audit --loglevel=error
+fi
+npm run --silent build            # ui/dist, which the app binary embeds
+echo "setup: building (first time: Tauri and whisper.cpp take a while)" >&2
+cargo build --workspace --features umwelt-app/custom-protocol
+bash scripts/setup-models.sh

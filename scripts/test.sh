@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install what the tests need, then run every test: the engine (with the real models), the
+# command layer, the engine again with UMWELT_PERF=off, and the real app window under Xvfb.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/umwelt/target}
+export PATH="$HOME/.cargo/bin:$PATH"
+
+bash scripts/setup.sh --test
+npm run --silent check
+
+features=(--workspace --features umwelt-app/custom-protocol)
+echo "== cargo test (optimisations on)"
+cargo test "${features[@]}"
+echo "== cargo test with UMWELT_PERF=off (every optimisation off, same results)"
+UMWELT_PERF=off cargo test "${features[@]}"
+
+echo "== the app window under Xvfb, over WebDriver"
+export UMWELT_APP="$CARGO_TARGET_DIR/debug/umwelt"
+xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- npm run --silent test:e2e

@@ -1,0 +1,34 @@
+//! TypeScript declarations of every type that crosses the IPC boundary, generated from the Rust
+//! types with ts-rs. The test below fails when `ui/src/bindings.ts` is out of date and rewrites
+//! it when run with `UPDATE_BINDINGS=1`.
+
+use ts_rs::TS;
+use umwelt::speech::InputDevice;
+use umwelt::{Hit, Memory};
+
+use crate::error::CommandError;
+
+/// The contents of `ui/src/bindings.ts`.
+pub fn typescript() -> String {
+    let mut out = String::from("// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit.\n\n");
+    for decl in [Memory::decl(), Hit::decl(), InputDevice::decl(), CommandError::decl()] {
+        out.push_str("export ");
+        out.push_str(&decl);
+        out.push_str("\n\n");
+    }
+    out.trim_end().to_string() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ui_bindings_are_up_to_date() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts");
+        let want = super::typescript();
+        if std::env::var_os("UPDATE_BINDINGS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(have, want, "ui/src/bindings.ts is stale: run `UPDATE_BINDINGS=1 cargo test -p umwelt-app bindings`");
+    }
+}

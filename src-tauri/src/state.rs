@@ -1,0 +1,45 @@
+//! What the app holds while it runs: the store, the lazily loaded transcriber, the recording in
+//! progress and where recordings go. No logic beyond holding; the engine does the work.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use umwelt::speech::{Dictation, LazyTranscriber, Recorder};
+use umwelt::Store;
+
+pub struct AppState {
+    pub store: Arc<Store>,
+    pub transcriber: Arc<LazyTranscriber>,
+    pub dictation: Arc<Dictation>,
+    pub recording: Mutex<Option<Recorder>>,
+    /// The holder whose notebook the window shows.
+    pub scope: String,
+}
+
+impl AppState {
+    /// Open the user's memory file under `data_dir` (created if need be). Loads no model.
+    pub fn open(data_dir: PathBuf) -> umwelt::Result<AppState> {
+        let store = Store::open(data_dir.join("memories.sqlite"))?;
+        Ok(AppState {
+            store: Arc::new(store),
+            transcriber: Arc::new(LazyTranscriber::new()),
+            dictation: Arc::new(Dictation::new(data_dir.join("recordings"))),
+            recording: Mutex::new(None),
+            scope: umwelt::store::DEFAULT_SCOPE.to_string(),
+        })
+    }
+
+    /// Load both models on a background thread, so the first recording or search does not wait
+    /// for them. Failures are left for the first real use to report.
+    pub fn warm_up(&self) {
+        let store = self.store.clone();
+        let transcriber = self.transcriber.clone();
+        std::thread::Builder::new()
+            .name("umwelt-warm-up".into())
+            .spawn(move || {
+                let _ = store.embedder().get();
+                let _ = transcriber.get();
+            })
+            .ok();
+    }
+}

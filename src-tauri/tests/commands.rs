@@ -1,0 +1,73 @@
+//! The command layer on Tauri's mock runtime: what the web view sends is what the engine gets,
+//! and engine errors reach the web view as a `CommandError` with a kind and a message.
+
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::WebviewWindow;
+use umwelt_app::state::AppState;
+
+fn app(data_dir: &std::path::Path) -> (tauri::App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    let app = umwelt_app::with_commands(mock_builder())
+        .manage(AppState::open(data_dir.to_path_buf()).unwrap())
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    (app, webview)
+}
+
+fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    get_ipc_response(
+        webview,
+        InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().unwrap(),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    )
+    .map(|b| b.deserialize::<Value>().unwrap())
+}
+
+#[test]
+fn remember_list_recall_and_delete_through_the_ipc_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, w) = app(dir.path());
+    let milk = invoke(&w, "remember", json!({ "text": "remember to buy milk" })).unwrap();
+    assert_eq!(milk["text"], "remember to buy milk");
+    assert_eq!(milk["source"], "typed");
+    invoke(&w, "remember", json!({ "text": "the dentist is on Tuesday" })).unwrap();
+
+    let list = invoke(&w, "list_memories", json!({ "limit": 10 })).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert_eq!(list[0]["text"], "the dentist is on Tuesday", "newest first");
+
+    let hits = invoke(&w, "recall", json!({ "query": "groceries", "k": 5 })).unwrap();
+    assert_eq!(hits[0]["memory"]["id"], milk["id"]);
+    assert!(hits[0]["score"].as_f64().unwrap() >= hits[1]["score"].as_f64().unwrap());
+
+    invoke(&w, "delete_memory", json!({ "id": milk["id"] })).unwrap();
+    let list = invoke(&w, "list_memories", json!({ "limit": 10, "before": null })).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    // The file is the one under the data directory, so a restart finds it.
+    assert!(dir.path().join("memories.sqlite").exists());
+}
+
+#[test]
+fn engine_errors_reach_the_web_view_with_a_kind_and_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, w) = app(dir.path());
+    let e = invoke(&w, "remember", json!({ "text": "   " })).unwrap_err();
+    assert_eq!(e["kind"], "input");
+    assert!(e["message"].as_str().unwrap().contains("empty"), "{e}");
+
+    let e = invoke(&w, "delete_memory", json!({ "id": 999 })).unwrap_err();
+    assert_eq!(e["kind"], "not_found");
+
+    let e = invoke(&w, "stop_recording", json!({})).unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("Record first"), "{e}");
+}

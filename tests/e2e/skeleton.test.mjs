@@ -1,0 +1,77 @@
+// The walking skeleton in the real window: dictate through the ALSA microphone, see the note,
+// find it by meaning, and find it again after a restart.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { fifoMicrophone, launch, root, screenshot, speechRaw, tempDir } from "./fixtures.mjs";
+
+const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
+const home = tempDir("umwelt-e2e-");
+const env = { XDG_CONFIG_HOME: home, UMWELT_DATA_DIR: path.join(home, "data") };
+let mic;
+
+before(() => {
+  assert.ok(fs.existsSync(application), `build the app first: ${application}`);
+  mic = fifoMicrophone(home, speechRaw(home, "remember to buy milk"));
+});
+after(() => mic?.stop());
+
+/** The texts of the memories listed under `selector`, top first. */
+function memoryTexts(browser, selector) {
+  return browser.execute(
+    (sel) => Array.from(document.querySelectorAll(`${sel} .memory .text`), (e) => e.textContent ?? ""),
+    selector,
+  );
+}
+
+test("dictate a note, see it listed, find it by meaning", { timeout: 180_000 }, async () => {
+  const app = await launch(application, env);
+  const { browser } = app;
+  try {
+    const record = await browser.$("#record");
+    await record.waitForClickable({ timeout: 30_000 });
+    await record.click();
+    await browser.waitUntil(async () => (await record.getAttribute("data-phase")) === "listening", { timeout: 10_000 });
+    await browser.pause(3500); // the sentence takes ~1.5 s; leave the pause a speaker would
+    await record.click();
+    await browser.waitUntil(async () => (await memoryTexts(browser, "#memories")).some((t) => /milk/i.test(t)), {
+      timeout: 60_000,
+      timeoutMsg: "the dictated note never appeared",
+    });
+    const first = (await memoryTexts(browser, "#memories"))[0];
+    assert.match(first, /buy milk/i, "the new note is at the top");
+    await screenshot(browser, "skeleton-dictated.png");
+
+    // Typed notes to search among.
+    for (const text of ["the dentist appointment is on Tuesday at nine", "call mum about the holiday plans"]) {
+      await (await browser.$("#note")).setValue(text);
+      await browser.keys("Enter");
+      await browser.waitUntil(async () => (await memoryTexts(browser, "#memories"))[0] === text, { timeout: 30_000 });
+    }
+
+    await (await browser.$("#search")).setValue("groceries");
+    await browser.keys("Enter");
+    await browser.waitUntil(async () => (await memoryTexts(browser, "#results")).length > 0, { timeout: 30_000 });
+    const results = await memoryTexts(browser, "#results");
+    assert.match(results[0], /milk/i, `"groceries" should find the milk note first, got ${JSON.stringify(results)}`);
+    await screenshot(browser, "skeleton-search.png");
+  } finally {
+    await app.close();
+  }
+});
+
+test("the memories are still there after closing and reopening the app", { timeout: 120_000 }, async () => {
+  const app = await launch(application, env);
+  try {
+    const { browser } = app;
+    await browser.waitUntil(async () => (await memoryTexts(browser, "#memories")).length === 3, {
+      timeout: 30_000,
+      timeoutMsg: "the three memories did not come back",
+    });
+    assert.ok((await memoryTexts(browser, "#memories")).some((t) => /milk/i.test(t)));
+    await screenshot(browser, "skeleton-reopened.png");
+  } finally {
+    await app.close();
+  }
+});
