@@ -13,9 +13,11 @@
 //! | [`audio`] | WAV files and resampling |
 //! | [`models`] | model manifest, resolver, whisper CTranslate2→GGML converter |
 //! | [`perf`] | the `UMWELT_PERF=off` switch |
+//! | [`bench`] | the benchmark harness (scenarios, targets, p50/p95/p99) |
 //! | [`paths`] | where user data lives |
 
 pub mod audio;
+pub mod bench;
 pub mod embed;
 pub mod error;
 pub mod models;

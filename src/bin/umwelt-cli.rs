@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use umwelt::store::DEFAULT_SCOPE;
-use umwelt::{audio, models, paths, speech, Store};
+use umwelt::{audio, bench, models, paths, speech, Store};
 
 #[derive(Parser)]
 #[command(name = "umwelt-cli", version, about = "Umwelt's memory engine from the command line")]
@@ -53,6 +53,30 @@ enum Command {
     Delete { id: i64 },
     /// Transcribe a WAV file (any rate, mono or stereo) and print the text.
     Transcribe { file: PathBuf },
+    /// Run the benchmark harness (on generated data in a temporary folder, never your memories).
+    Bench {
+        /// Only the scenarios that need no model.
+        #[arg(long)]
+        fast: bool,
+        /// Scenarios to run, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        scenario: Vec<String>,
+        /// Corpus sizes for the retrieval and write scenarios, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        sizes: Vec<usize>,
+        /// Measured iterations per scenario (default 30; fewer for whole-store rewrites).
+        #[arg(long)]
+        iterations: Option<usize>,
+        /// Keep the numbers: write the report as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Print the results as Markdown tables (the format of docs/PERFORMANCE.md).
+        #[arg(long)]
+        markdown: bool,
+        /// Compare with an earlier report (JSON) and print before and after side by side.
+        #[arg(long)]
+        compare: Option<PathBuf>,
+    },
     /// Model files: check them, or convert whisper to GGML (used by scripts/setup-models.sh).
     Models {
         #[command(subcommand)]
@@ -128,6 +152,33 @@ fn run(cli: Cli) -> umwelt::Result<()> {
         Command::Transcribe { file } => {
             let pcm = audio::read_wav_16k_mono(&file)?;
             println!("{}", speech::Transcriber::load()?.transcribe(&pcm)?);
+        }
+        Command::Bench { fast, scenario, sizes, iterations, json, markdown, compare } => {
+            let before = match &compare {
+                Some(p) => Some(bench::parse_report(&std::fs::read_to_string(p).map_err(|e| umwelt::Error::Io { context: format!("reading {}", p.display()), source: e })?)?),
+                None => None,
+            };
+            let config = bench::BenchConfig { scenarios: scenario, sizes, fast, iterations, warmup: None };
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let report = bench::run(&config, &mut |p| {
+                if !p.scenario.is_empty() {
+                    eprintln!("[{}/{}] {} (size {})", p.done + 1, p.total, p.scenario, p.size);
+                }
+            }, &cancel)?;
+            if markdown {
+                print!("{}", bench::render_markdown(&report));
+            } else {
+                print!("{}", bench::render_table(&report));
+            }
+            if let Some(b) = before {
+                println!("\nbefore → after ({}):", compare.unwrap().display());
+                print!("{}", bench::render_compare(&b, &report));
+            }
+            if let Some(p) = json {
+                std::fs::write(&p, serde_json::to_string_pretty(&report).expect("serialisable"))
+                    .map_err(|e| umwelt::Error::Io { context: format!("writing {}", p.display()), source: e })?;
+                eprintln!("wrote {}", p.display());
+            }
         }
         Command::Models { command: ModelsCommand::Check } => {
             let mut bad = 0;

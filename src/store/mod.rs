@@ -15,9 +15,13 @@
 //! so that between two equally close memories the newer wins, while meaning still dominates
 //! (the recency term is worth at most 0.1).
 
+mod index;
+pub mod journal;
 mod schema;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -27,6 +31,8 @@ use serde::{Deserialize, Serialize};
 use crate::embed::{LazyEmbedder, EMBED_DIM, EMBED_MODEL_ID};
 use crate::error::{Error, Result};
 use crate::perf;
+use index::VecIndex;
+use journal::{Journal, Message, Turn};
 
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
@@ -85,6 +91,24 @@ pub struct NewMemory<'a> {
     pub created_at: Option<i64>,
     pub source: Option<&'a str>,
     pub audio_path: Option<&'a str>,
+    /// The model that made the vector; defaults to [`EMBED_MODEL_ID`].
+    pub embed_model: Option<&'a str>,
+}
+
+/// How recalls were served, for tests and the harness to prove which path ran.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RecallStats {
+    /// Served by the vector index (the memory-resident one).
+    pub indexed: u64,
+    /// Served by an exact scan in SQL (`UMWELT_PERF=off`).
+    pub scanned: u64,
+}
+
+/// Progress of re-embedding, for a UI to show.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ReembedProgress {
+    pub done: usize,
+    pub total: usize,
 }
 
 /// The store. Share it as `Arc<Store>`; calls are serialised on one connection.
@@ -92,11 +116,16 @@ pub struct Store {
     conn: Mutex<Connection>,
     embedder: Arc<LazyEmbedder>,
     path: PathBuf,
+    /// Per holder id: its vectors in memory, loaded on that holder's first recall.
+    indexes: Mutex<HashMap<i64, VecIndex>>,
+    journal: Mutex<Option<Arc<Journal>>>,
+    indexed: AtomicU64,
+    scanned: AtomicU64,
 }
 
 static REGISTER_VEC: Once = Once::new();
 
-fn register_sqlite_vec() {
+pub(crate) fn register_sqlite_vec() {
     REGISTER_VEC.call_once(|| {
         type Init = unsafe extern "C" fn(
             *mut rusqlite::ffi::sqlite3,
@@ -163,7 +192,15 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         schema::migrate(&mut conn)?;
         conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('embed_model', ?1)", [EMBED_MODEL_ID])?;
-        Ok(Store { conn: Mutex::new(conn), embedder, path })
+        Ok(Store {
+            conn: Mutex::new(conn),
+            embedder,
+            path,
+            indexes: Mutex::new(HashMap::new()),
+            journal: Mutex::new(None),
+            indexed: AtomicU64::new(0),
+            scanned: AtomicU64::new(0),
+        })
     }
 
     /// The file this store lives in.
@@ -195,32 +232,58 @@ impl Store {
 
     /// Write a memory whose embedding is already known (bench corpora, re-embedding).
     pub fn remember_with_vector(&self, m: &NewMemory, vector: &[f32]) -> Result<MemoryId> {
-        let text = check_text(m.text)?;
-        if vector.len() != EMBED_DIM {
-            return Err(Error::InvalidInput(format!("a vector has {EMBED_DIM} dimensions, not {}", vector.len())));
+        Ok(self.remember_batch(&[(m.clone(), vector)])?[0])
+    }
+
+    /// Write many memories with known vectors in one transaction: all or none.
+    pub fn remember_batch(&self, rows: &[(NewMemory, &[f32])]) -> Result<Vec<MemoryId>> {
+        for (m, v) in rows {
+            check_text(m.text)?;
+            if v.len() != EMBED_DIM {
+                return Err(Error::InvalidInput(format!("a vector has {EMBED_DIM} dimensions, not {}", v.len())));
+            }
         }
-        let scope = if m.scope.trim().is_empty() { DEFAULT_SCOPE } else { m.scope };
-        let at = m.created_at.unwrap_or_else(now_ms);
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        tx.execute("INSERT OR IGNORE INTO holder(name, created_at) VALUES (?1, ?2)", params![scope, at])?;
-        let holder: i64 = tx.query_row("SELECT id FROM holder WHERE name = ?1", [scope], |r| r.get(0))?;
-        tx.execute(
-            "INSERT INTO claim(text, created_at, source, audio_path) VALUES (?1, ?2, ?3, ?4)",
-            params![text, at, m.source.unwrap_or("typed"), m.audio_path],
-        )?;
-        let id = tx.last_insert_rowid();
-        tx.execute(
-            "INSERT INTO holding(holder_id, claim_id, session, since) VALUES (?1, ?2, ?3, ?4)",
-            params![holder, id, m.session, at],
-        )?;
-        tx.execute("INSERT INTO claim_fts(rowid, text) VALUES (?1, ?2)", params![id, text])?;
-        tx.execute(
-            "INSERT INTO claim_vec(rowid, holder_id, session, embedding) VALUES (?1, ?2, ?3, ?4)",
-            params![id, holder, m.session, f32_bytes(vector)],
-        )?;
+        let mut written = Vec::with_capacity(rows.len());
+        {
+            let mut holder_st = tx.prepare_cached(
+                "INSERT INTO holder(name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET name = name RETURNING id",
+            )?;
+            let mut claim_st = tx.prepare_cached(
+                "INSERT INTO claim(text, created_at, source, audio_path, embed_model) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            let mut holding_st = tx.prepare_cached("INSERT INTO holding(holder_id, claim_id, session, since) VALUES (?1, ?2, ?3, ?4)")?;
+            let mut fts_st = tx.prepare_cached("INSERT INTO claim_fts(rowid, text) VALUES (?1, ?2)")?;
+            let mut vec_st = tx.prepare_cached("INSERT INTO claim_vec(rowid, holder_id, session, embedding) VALUES (?1, ?2, ?3, ?4)")?;
+            for (m, vector) in rows {
+                let text = check_text(m.text)?;
+                let scope = if m.scope.trim().is_empty() { DEFAULT_SCOPE } else { m.scope };
+                let at = m.created_at.unwrap_or_else(now_ms);
+                let holder: i64 = holder_st.query_row(params![scope, at], |r| r.get(0))?;
+                claim_st.execute(params![text, at, m.source.unwrap_or("typed"), m.audio_path, m.embed_model.unwrap_or(EMBED_MODEL_ID)])?;
+                let id = tx.last_insert_rowid();
+                holding_st.execute(params![holder, id, m.session, at])?;
+                fts_st.execute(params![id, text])?;
+                vec_st.execute(params![id, holder, m.session, f32_bytes(vector)])?;
+                written.push((holder, id, at));
+            }
+        }
         tx.commit()?;
-        Ok(id)
+        drop(conn);
+        let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+        for ((m, v), (holder, id, at)) in rows.iter().zip(&written) {
+            if let Some(idx) = indexes.get_mut(holder) {
+                idx.upsert(*id, m.session, *at, v);
+            }
+        }
+        Ok(written.into_iter().map(|w| w.1).collect())
+    }
+
+    /// Move the write-ahead log into the main file (so the file can be copied alone).
+    pub fn checkpoint(&self) -> Result<()> {
+        self.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+        Ok(())
     }
 
     /// The `k` memories of `scope` (and of `session`, if given) that best answer `query`.
@@ -252,41 +315,68 @@ impl Store {
         }
         let Some(holder) = self.holder_id(scope)? else { return Ok(Vec::new()) };
         let pool = (k * 4).max(50);
-        let conn = self.conn();
-        let q = f32_bytes(vector);
-        let nearest: Vec<(i64, f32)> = if perf::enabled() {
-            // The vec0 index, partitioned by holder; the session is a metadata column it filters on.
-            let sql = match session {
-                Some(_) => "SELECT rowid, distance FROM claim_vec WHERE embedding MATCH ?1 AND k = ?2 AND holder_id = ?3 AND session = ?4",
-                None => "SELECT rowid, distance FROM claim_vec WHERE embedding MATCH ?1 AND k = ?2 AND holder_id = ?3",
-            };
-            let mut st = conn.prepare_cached(sql)?;
-            let row = |r: &rusqlite::Row| Ok((r.get(0)?, r.get(1)?));
-            match session {
-                Some(s) => st.query_map(params![q, pool as i64, holder, s], row)?.collect::<rusqlite::Result<_>>()?,
-                None => st.query_map(params![q, pool as i64, holder], row)?.collect::<rusqlite::Result<_>>()?,
+        let nearest: Vec<(i64, f32, i64)> = if perf::enabled() {
+            self.indexed.fetch_add(1, Ordering::Relaxed);
+            let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+            if !indexes.contains_key(&holder) {
+                let idx = self.load_index(holder)?;
+                indexes.insert(holder, idx);
             }
+            indexes[&holder].nearest(vector, session, pool).into_iter().map(|s| (s.id, s.similarity, s.created_at)).collect()
         } else {
-            // The plain path: an exact distance for every vector of the holder.
+            // The plain path: an exact distance for every vector of the holder, in SQL.
+            self.scanned.fetch_add(1, Ordering::Relaxed);
+            let conn = self.conn();
             let mut st = conn.prepare_cached(
-                "SELECT rowid, vec_distance_cosine(embedding, ?1) AS d FROM claim_vec
-                 WHERE holder_id = ?2 AND (?3 IS NULL OR session = ?3) ORDER BY d, rowid LIMIT ?4",
+                "SELECT v.rowid, 1.0 - vec_distance_cosine(v.embedding, ?1) AS sim, c.created_at
+                 FROM claim_vec v JOIN claim c ON c.id = v.rowid
+                 WHERE v.holder_id = ?2 AND (?3 IS NULL OR v.session = ?3) ORDER BY sim DESC, v.rowid LIMIT ?4",
             )?;
-            let rows = st.query_map(params![q, holder, session, pool as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let rows = st.query_map(params![f32_bytes(vector), holder, session, pool as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        let mut hits = Vec::with_capacity(nearest.len());
+        let mut ranked: Vec<(i64, f32, f32)> = nearest
+            .into_iter()
+            .map(|(id, similarity, created_at)| {
+                let age_days = ((now - created_at).max(0) as f32) / 86_400_000.0;
+                (id, similarity, RECENCY_WEIGHT * 0.5f32.powf(age_days / RECENCY_HALF_LIFE_DAYS))
+            })
+            .collect();
+        ranked.sort_by(|a, b| (b.1 + b.2).total_cmp(&(a.1 + a.2)).then(b.0.cmp(&a.0)));
+        ranked.truncate(k);
+        let conn = self.conn();
         let mut get = conn.prepare_cached(MEMORY_BY_ID)?;
-        for (id, distance) in nearest {
-            let memory = get.query_row(params![id, holder], memory_row)?;
-            let similarity = 1.0 - distance;
-            let age_days = ((now - memory.created_at).max(0) as f32) / 86_400_000.0;
-            let recency = RECENCY_WEIGHT * 0.5f32.powf(age_days / RECENCY_HALF_LIFE_DAYS);
-            hits.push(Hit { memory, similarity, recency, score: similarity + recency });
+        ranked
+            .into_iter()
+            .map(|(id, similarity, recency)| {
+                let memory = get.query_row(params![id, holder], memory_row)?;
+                Ok(Hit { memory, similarity, recency, score: similarity + recency })
+            })
+            .collect()
+    }
+
+    fn load_index(&self, holder: i64) -> Result<VecIndex> {
+        let conn = self.conn();
+        let mut st = conn.prepare(
+            "SELECT v.rowid, v.session, v.embedding, c.created_at FROM claim_vec v JOIN claim c ON c.id = v.rowid WHERE v.holder_id = ?1",
+        )?;
+        let mut rows = st.query([holder])?;
+        let mut idx = VecIndex::default();
+        let mut v = vec![0f32; EMBED_DIM];
+        while let Some(r) = rows.next()? {
+            let blob: Vec<u8> = r.get(2)?;
+            for (x, c) in v.iter_mut().zip(blob.chunks_exact(4)) {
+                *x = f32::from_le_bytes(c.try_into().unwrap());
+            }
+            let session: String = r.get(1)?;
+            idx.upsert(r.get(0)?, &session, r.get(3)?, &v);
         }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.memory.id.cmp(&a.memory.id)));
-        hits.truncate(k);
-        Ok(hits)
+        Ok(idx)
+    }
+
+    /// How recalls have been served since the store was opened.
+    pub fn recall_stats(&self) -> RecallStats {
+        RecallStats { indexed: self.indexed.load(Ordering::Relaxed), scanned: self.scanned.load(Ordering::Relaxed) }
     }
 
     /// Memories of `scope`, newest first, older than `before` (unix ms) when given.
@@ -322,7 +412,154 @@ impl Store {
         tx.execute("DELETE FROM claim_vec WHERE rowid = ?1", [id])?;
         tx.execute("DELETE FROM claim WHERE id = ?1", [id])?;
         tx.commit()?;
+        drop(conn); // lock order: indexes before conn, never conn then indexes
+        for idx in self.indexes.lock().unwrap_or_else(|p| p.into_inner()).values_mut() {
+            idx.remove(id);
+        }
         Ok(())
+    }
+
+    /// Forget a whole scope in one transaction: its memories (with their full text and vectors),
+    /// its history and its turn log. Claims another holder also holds stay for that holder.
+    /// Returns how many memories went.
+    pub fn forget(&self, scope: &str) -> Result<usize> {
+        self.flush_journal()?;
+        let Some(holder) = self.holder_id(scope)? else { return Ok(0) };
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        // Claims only this holder holds.
+        tx.execute_batch("CREATE TEMP TABLE IF NOT EXISTS doomed(id INTEGER PRIMARY KEY); DELETE FROM doomed;")?;
+        tx.execute(
+            "INSERT INTO doomed(id) SELECT h.claim_id FROM holding h WHERE h.holder_id = ?1
+             AND NOT EXISTS (SELECT 1 FROM holding o WHERE o.claim_id = h.claim_id AND o.holder_id <> ?1)",
+            [holder],
+        )?;
+        tx.execute("INSERT INTO claim_fts(claim_fts, rowid, text) SELECT 'delete', c.id, c.text FROM claim c JOIN doomed d ON d.id = c.id", [])?;
+        tx.execute("DELETE FROM claim_vec WHERE holder_id = ?1", [holder])?;
+        let n = tx.execute("DELETE FROM claim WHERE id IN (SELECT id FROM doomed)", [])?;
+        tx.execute("DELETE FROM holder WHERE id = ?1", [holder])?; // cascades to holdings, messages, turns
+        tx.execute("DELETE FROM doomed", [])?;
+        tx.commit()?;
+        drop(conn);
+        self.indexes.lock().unwrap_or_else(|p| p.into_inner()).remove(&holder);
+        Ok(n)
+    }
+
+    fn journal(&self) -> Result<Arc<Journal>> {
+        let mut slot = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(j) = slot.as_ref() {
+            return Ok(j.clone());
+        }
+        let j = Arc::new(Journal::open(&self.path)?);
+        *slot = Some(j.clone());
+        Ok(j)
+    }
+
+    fn flush_journal(&self) -> Result<()> {
+        let j = self.journal.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match j {
+            Some(j) => j.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// Append a message to a session's history (acknowledged at once, written within
+    /// [`journal::DEBOUNCE`]; never lost on a clean shutdown).
+    pub fn append_message(&self, scope: &str, session: &str, role: &str, text: &str) -> Result<()> {
+        self.journal()?.append(scope, session, Message { role: role.into(), text: text.into(), at: now_ms() })
+    }
+
+    /// The last `limit` messages of a session, oldest first.
+    pub fn history(&self, scope: &str, session: &str, limit: usize) -> Result<Vec<Message>> {
+        self.flush_journal()?;
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT role, text, at FROM (SELECT m.id, m.role, m.text, m.at FROM message m JOIN holder h ON h.id = m.holder_id
+             WHERE h.name = ?1 AND m.session = ?2 ORDER BY m.id DESC LIMIT ?3) ORDER BY id",
+        )?;
+        let rows = st.query_map(params![scope, session, limit as i64], |r| Ok(Message { role: r.get(0)?, text: r.get(1)?, at: r.get(2)? }))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Write one turn down.
+    pub fn log_turn(&self, scope: &str, session: &str, turn: Turn) -> Result<()> {
+        self.journal()?.log_turn(scope, session, turn)
+    }
+
+    /// The last `limit` turns of a session, oldest first.
+    pub fn turns(&self, scope: &str, session: &str, limit: usize) -> Result<Vec<Turn>> {
+        self.flush_journal()?;
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT user_text, reply_text, stages, at FROM (SELECT t.* FROM turn t JOIN holder h ON h.id = t.holder_id
+             WHERE h.name = ?1 AND t.session = ?2 ORDER BY t.id DESC LIMIT ?3) ORDER BY id",
+        )?;
+        let rows = st.query_map(params![scope, session, limit as i64], |r| {
+            let stages: String = r.get(2)?;
+            Ok(Turn { user_text: r.get(0)?, reply_text: r.get(1)?, stages: serde_json::from_str(&stages).unwrap_or_default(), at: r.get(3)? })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Write any queued history now (also done on drop).
+    pub fn flush(&self) -> Result<()> {
+        self.flush_journal()
+    }
+
+    /// How many memories have a vector made by another model than `model`.
+    pub fn stale_embeddings(&self, model: &str) -> Result<usize> {
+        let n: i64 = self.conn().query_row("SELECT count(*) FROM claim WHERE embed_model <> ?1", [model], |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
+    /// Re-embed every memory whose vector was made by another model than `model`, in batches of
+    /// `batch`, each batch its own transaction, so an interrupted run resumes where it stopped.
+    /// `progress` is called after every batch; `cancel` stops between batches.
+    pub fn reembed_all(
+        &self,
+        model: &str,
+        batch: usize,
+        embed: &dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>>,
+        progress: &mut dyn FnMut(ReembedProgress),
+        cancel: &AtomicBool,
+    ) -> Result<ReembedProgress> {
+        let total = self.stale_embeddings(model)?;
+        let mut p = ReembedProgress { done: 0, total };
+        progress(p);
+        while !cancel.load(Ordering::Relaxed) {
+            let rows: Vec<(i64, String)> = {
+                let conn = self.conn();
+                let mut st = conn.prepare_cached("SELECT id, text FROM claim WHERE embed_model <> ?1 ORDER BY id LIMIT ?2")?;
+                let rows = st.query_map(params![model, batch.max(1) as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            if rows.is_empty() {
+                break;
+            }
+            let texts: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+            let vectors = embed(&texts)?;
+            if vectors.len() != rows.len() || vectors.iter().any(|v| v.len() != EMBED_DIM) {
+                return Err(Error::InvalidInput("the embedder returned the wrong number or width of vectors".into()));
+            }
+            {
+                let mut conn = self.conn();
+                let tx = conn.transaction()?;
+                {
+                    let mut vec_up = tx.prepare_cached("UPDATE claim_vec SET embedding = ?2 WHERE rowid = ?1")?;
+                    let mut mark = tx.prepare_cached("UPDATE claim SET embed_model = ?2 WHERE id = ?1")?;
+                    for ((id, _), v) in rows.iter().zip(&vectors) {
+                        vec_up.execute(params![id, f32_bytes(v)])?;
+                        mark.execute(params![id, model])?;
+                    }
+                }
+                tx.commit()?;
+            }
+            // The in-memory indexes hold the old vectors: rebuild them on next use.
+            self.indexes.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            p.done += rows.len();
+            progress(p);
+        }
+        Ok(p)
     }
 
     /// Number of memories held in `scope`.

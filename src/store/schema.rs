@@ -45,6 +45,30 @@ const MIGRATIONS: &[&str] = &[
         embedding FLOAT[{EMBED_DIM}] distance_metric=cosine
     );
     "#,
+    // 2: the conversation side of the first seed: history and the turn log; and which model
+    //    made each claim's vector, so re-embedding can resume where it stopped.
+    r#"
+    CREATE TABLE message (
+        id        INTEGER PRIMARY KEY,
+        holder_id INTEGER NOT NULL REFERENCES holder(id) ON DELETE CASCADE,
+        session   TEXT NOT NULL,
+        role      TEXT NOT NULL,
+        text      TEXT NOT NULL,
+        at        INTEGER NOT NULL
+    );
+    CREATE INDEX message_by_session ON message(holder_id, session, id);
+    CREATE TABLE turn (
+        id         INTEGER PRIMARY KEY,
+        holder_id  INTEGER NOT NULL REFERENCES holder(id) ON DELETE CASCADE,
+        session    TEXT NOT NULL,
+        at         INTEGER NOT NULL,
+        user_text  TEXT NOT NULL,
+        reply_text TEXT NOT NULL,
+        stages     TEXT NOT NULL          -- JSON: [{"stage": "stt", "ms": 412.0}, ...]
+    );
+    CREATE INDEX turn_by_session ON turn(holder_id, session, id);
+    ALTER TABLE claim ADD COLUMN embed_model TEXT NOT NULL DEFAULT '';
+    "#,
 ];
 
 /// The version a file has once [`migrate`] has run.

@@ -1,0 +1,50 @@
+//! Criterion over the harness's own scenario code (`umwelt::bench::Prepared`): `cargo bench`.
+//! The scenarios that need a model run only when the models are installed.
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use umwelt::bench::Prepared;
+
+fn scenario(c: &mut Criterion, name: &str, size: usize, optimised: bool) {
+    let mut p = match Prepared::new(name, size, optimised) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("skipping {name}/{size}: {e}");
+            return;
+        }
+    };
+    for w in 0..p.warmup {
+        p.step(usize::MAX - w).expect("warm-up");
+    }
+    let mut i = 0;
+    let id = format!("{name}/{size}/{}", if optimised { "on" } else { "off" });
+    c.bench_function(&id, |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                total += Duration::from_secs_f64(p.step(i).expect("scenario step") / 1e3);
+                i += 1;
+            }
+            total
+        })
+    });
+}
+
+fn engine(c: &mut Criterion) {
+    for (name, size) in [("recall", 10_000), ("recall_nofilter", 10_000)] {
+        scenario(c, name, size, true);
+        scenario(c, name, size, false);
+    }
+    for (name, size) in [("remember", 10_000), ("startup", 10_000), ("history", 2_000), ("turnlog", 0), ("embed", 1), ("embed", 32)] {
+        scenario(c, name, size, true);
+    }
+    umwelt::perf::set_enabled(None);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
+    targets = engine
+}
+criterion_main!(benches);

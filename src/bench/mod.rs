@@ -1,0 +1,190 @@
+//! The benchmark harness: one implementation of every scenario, shared by `umwelt-cli bench`,
+//! the criterion benches and the app's performance dashboard.
+//!
+//! Method (as in the first seed): 3 warm-up iterations are discarded, then 30 are measured (fewer
+//! for scenarios that rewrite a whole store); p50, p95 and p99 are reported, never a mean alone.
+//! The corpus is synthetic and seeded, and lives **on disk** in a temporary folder (never
+//! `:memory:`: WAL and the page cache are part of what is measured): one scope, 50 sessions,
+//! timestamps spread over 400 days. Vectors are random unit vectors, except in `embed`, where the
+//! real model is the thing measured. Each retrieval scenario runs twice in the same process,
+//! with the optimisations on and off, and reports how often the two agree.
+
+pub mod machine;
+mod report;
+mod scenarios;
+
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+pub use machine::Machine;
+pub use report::{compare, render_compare, render_markdown, render_table, Delta};
+pub use scenarios::{Corpus, Prepared, Rng, SCENARIOS};
+
+/// One scenario's definition: name, what it answers, whether it needs a model, and its target.
+#[derive(Debug, Clone, Copy)]
+pub struct ScenarioInfo {
+    pub name: &'static str,
+    pub answers: &'static str,
+    pub needs_model: bool,
+    /// Target p50 in milliseconds, per size where it depends on size (size 0: any).
+    pub targets: &'static [(usize, f64)],
+    /// Sizes to run when none are asked for.
+    pub default_sizes: &'static [usize],
+    pub iterations: usize,
+}
+
+impl ScenarioInfo {
+    pub fn target_for(&self, size: usize) -> Option<f64> {
+        self.targets.iter().find(|(s, _)| *s == size || *s == 0).map(|t| t.1)
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BenchConfig {
+    /// Scenario names; empty means all (or all that need no model, with `fast`).
+    pub scenarios: Vec<String>,
+    /// Corpus sizes for the size-dependent scenarios; empty means each scenario's defaults.
+    pub sizes: Vec<usize>,
+    /// Only what needs no model.
+    pub fast: bool,
+    /// Measured iterations (default 30; scenarios that rewrite a store use fewer).
+    pub iterations: Option<usize>,
+    pub warmup: Option<usize>,
+}
+
+/// One row of results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Measurement {
+    pub scenario: String,
+    /// Corpus size (memories, texts or messages; 0 where it does not apply).
+    pub size: usize,
+    /// `on` (every optimisation) or `off` (`UMWELT_PERF=off` paths).
+    pub mode: String,
+    pub iterations: usize,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// Target for p50, where the scenario has one.
+    pub target_ms: Option<f64>,
+    /// For retrieval with optimisations on: share of queries whose top-10 equals exact search.
+    pub agreement: Option<f64>,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Report {
+    /// Format marker, so a foreign JSON file is told apart.
+    pub format: String,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub started_at: i64,
+    pub machine: Machine,
+    /// The `umwelt-cli bench …` command that reproduces this run.
+    pub command: String,
+    pub results: Vec<Measurement>,
+}
+
+/// The value of [`Report::format`].
+pub const REPORT_FORMAT: &str = "umwelt-bench/1";
+
+/// Progress while a run goes on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Progress {
+    pub scenario: String,
+    pub size: usize,
+    /// Steps done and planned (one step per scenario × size).
+    pub done: usize,
+    pub total: usize,
+}
+
+/// Percentile by nearest rank over sorted samples.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Summarise samples (milliseconds) into a measurement row.
+pub fn summarise(scenario: &str, size: usize, mode: &str, mut samples: Vec<f64>, target_ms: Option<f64>) -> Measurement {
+    samples.sort_by(f64::total_cmp);
+    Measurement {
+        scenario: scenario.into(),
+        size,
+        mode: mode.into(),
+        iterations: samples.len(),
+        p50_ms: percentile(&samples, 50.0),
+        p95_ms: percentile(&samples, 95.0),
+        p99_ms: percentile(&samples, 99.0),
+        min_ms: samples.first().copied().unwrap_or(f64::NAN),
+        max_ms: samples.last().copied().unwrap_or(f64::NAN),
+        target_ms,
+        agreement: None,
+    }
+}
+
+/// The command line that reproduces `config`.
+pub fn command_for(config: &BenchConfig) -> String {
+    let mut c = String::from("umwelt-cli bench");
+    if config.fast {
+        c.push_str(" --fast");
+    }
+    if !config.scenarios.is_empty() {
+        c.push_str(&format!(" --scenario {}", config.scenarios.join(",")));
+    }
+    if !config.sizes.is_empty() {
+        c.push_str(&format!(" --sizes {}", config.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",")));
+    }
+    if let Some(i) = config.iterations {
+        c.push_str(&format!(" --iterations {i}"));
+    }
+    c
+}
+
+/// Run the scenarios `config` names. `progress` is called before each step; `cancel` is checked
+/// between iterations, and a cancelled run returns what it measured so far.
+pub fn run(config: &BenchConfig, progress: &mut dyn FnMut(&Progress), cancel: &AtomicBool) -> crate::Result<Report> {
+    scenarios::run(config, progress, cancel)
+}
+
+/// Read a report from JSON, with a clear message for anything that is not one.
+pub fn parse_report(json: &str) -> crate::Result<Report> {
+    let value: serde_json::Value = serde_json::from_str(json)
+        .map_err(|e| crate::Error::InvalidInput(format!("this is not a benchmark report: the JSON is malformed or cut short ({e})")))?;
+    if value.get("format").and_then(|f| f.as_str()) != Some(REPORT_FORMAT) {
+        return Err(crate::Error::InvalidInput(format!(
+            "this JSON is not an Umwelt benchmark report (expected \"format\": \"{REPORT_FORMAT}\"); export one with `umwelt-cli bench --json FILE`"
+        )));
+    }
+    serde_json::from_value(value).map_err(|e| crate::Error::InvalidInput(format!("this benchmark report is incomplete: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let s: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        assert_eq!(percentile(&s, 50.0), 50.0);
+        assert_eq!(percentile(&s, 95.0), 95.0);
+        assert_eq!(percentile(&s, 99.0), 99.0);
+        assert_eq!(percentile(&[3.0], 99.0), 3.0);
+        let m = summarise("x", 0, "on", vec![5.0, 1.0, 3.0], Some(2.0));
+        assert_eq!((m.p50_ms, m.min_ms, m.max_ms, m.iterations), (3.0, 1.0, 5.0, 3));
+    }
+
+    #[test]
+    fn foreign_or_truncated_json_is_refused_clearly() {
+        assert!(parse_report("{\"format\": \"umwelt-bench/1\", \"resu").unwrap_err().to_string().contains("malformed"));
+        assert!(parse_report("{\"hello\": 1}").unwrap_err().to_string().contains("not an Umwelt benchmark report"));
+        assert!(parse_report("{\"format\": \"umwelt-bench/1\"}").unwrap_err().to_string().contains("incomplete"));
+    }
+}
