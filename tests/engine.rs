@@ -154,6 +154,8 @@ fn startup_loads_no_model_and_migrates_an_older_file() {
              PRAGMA user_version = 1;",
         )
         .unwrap();
+        let v = format!("[{}]", vec!["0.05103104"; 384].join(","));
+        conn.execute("INSERT INTO claim_vec(rowid, holder_id, session, embedding) VALUES (1, 1, '', vec_f32(?1))", [v]).unwrap();
     }
     let store = Store::open(&path).unwrap();
     assert!(!store.embedder().is_loaded());
@@ -162,5 +164,8 @@ fn startup_loads_no_model_and_migrates_an_older_file() {
     store.append_message("me", "s", "user", "works").unwrap();
     store.remember_with_vector(&NewMemory { scope: "me", text: "a new note", ..Default::default() }, &Rng::new(1).vector()).unwrap();
     assert_eq!(store.count("me").unwrap(), 2);
+    // The old note's vector came across: it is found.
+    let q = vec![0.05103104f32; 384];
+    assert_eq!(store.recall_vector(&q, "me", None, 1, now_ms()).unwrap()[0].memory.text, "an old note");
     assert_eq!(store.history("me", "s", 1).unwrap()[0].text, "works");
 }

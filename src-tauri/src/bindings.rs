@@ -4,6 +4,7 @@
 
 use ts_rs::TS;
 use umwelt::speech::InputDevice;
+use umwelt::store::ReembedProgress;
 use umwelt::{Hit, Memory};
 
 use crate::error::CommandError;
@@ -11,7 +12,7 @@ use crate::error::CommandError;
 /// The contents of `ui/src/bindings.ts`.
 pub fn typescript() -> String {
     let mut out = String::from("// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit.\n\n");
-    for decl in [Memory::decl(), Hit::decl(), InputDevice::decl(), CommandError::decl()] {
+    for decl in [Memory::decl(), Hit::decl(), InputDevice::decl(), ReembedProgress::decl(), CommandError::decl()] {
         out.push_str("export ");
         out.push_str(&decl);
         out.push_str("\n\n");

@@ -6,14 +6,16 @@
 //! | `commands.rs` | the `#[tauri::command]`s the web view calls |
 //! | `state.rs` | what the app holds while it runs |
 //! | `error.rs` | the error type that crosses into the web view |
+//! | `events.rs` | the names of the events the shell emits to the web view |
 //! | `bindings.rs` | TypeScript types generated from the Rust ones |
 
 pub mod bindings;
 pub mod commands;
 pub mod error;
+pub mod events;
 pub mod state;
 
-use tauri::Manager;
+use tauri::{Emitter, Manager};
 
 /// Register the commands on a builder of any runtime (the mock one in tests).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
@@ -33,7 +35,10 @@ pub fn run() {
     with_commands(tauri::Builder::default())
         .setup(|app| {
             let state = state::AppState::open(umwelt::paths::data_dir())?;
-            state.warm_up();
+            let handle = app.handle().clone();
+            state.warm_up(move |p| {
+                let _ = handle.emit(events::REEMBED_PROGRESS, p);
+            });
             app.manage(state);
             Ok(())
         })

@@ -4,7 +4,11 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use std::sync::atomic::AtomicBool;
+
+use umwelt::embed::EMBED_MODEL_ID;
 use umwelt::speech::{Dictation, LazyTranscriber, Recorder};
+use umwelt::store::ReembedProgress;
 use umwelt::Store;
 
 pub struct AppState {
@@ -30,14 +34,24 @@ impl AppState {
     }
 
     /// Load both models on a background thread, so the first recording or search does not wait
-    /// for them. Failures are left for the first real use to report.
-    pub fn warm_up(&self) {
+    /// for them, then re-embed any memory whose vector an older model made (reporting progress).
+    /// Start-up never waits for any of it; failures are left for the first real use to report.
+    pub fn warm_up(&self, on_reembed: impl FnMut(ReembedProgress) + Send + 'static) {
         let store = self.store.clone();
         let transcriber = self.transcriber.clone();
+        let scope = self.scope.clone();
+        let mut on_reembed = on_reembed;
         std::thread::Builder::new()
             .name("umwelt-warm-up".into())
             .spawn(move || {
-                let _ = store.embedder().get();
+                let _ = store.preload(&scope);
+                let Ok(embedder) = store.embedder().get() else { return };
+                if store.stale_embeddings(EMBED_MODEL_ID).unwrap_or(0) > 0 {
+                    let embed = |texts: &[&str]| embedder.embed(texts);
+                    if let Err(e) = store.reembed_all(EMBED_MODEL_ID, 64, &embed, &mut on_reembed, &AtomicBool::new(false)) {
+                        eprintln!("umwelt: re-embedding stopped: {e}");
+                    }
+                }
                 let _ = transcriber.get();
             })
             .ok();

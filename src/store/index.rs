@@ -104,6 +104,17 @@ impl VecIndex {
         self.full.extend_from_slice(v);
     }
 
+    /// Replace the vector of an id already held (re-embedding); an id not held is left alone.
+    pub fn update_vector(&mut self, id: i64, v: &[f32]) {
+        if let Some(&p) = self.pos.get(&id) {
+            let d = EMBED_DIM;
+            let mut codes = Vec::with_capacity(d);
+            self.scale[p] = quantize(v, &mut codes);
+            self.codes[p * d..(p + 1) * d].copy_from_slice(&codes);
+            self.full[p * d..(p + 1) * d].copy_from_slice(v);
+        }
+    }
+
     /// Drop a vector (swap-remove: order is not kept).
     pub fn remove(&mut self, id: i64) {
         let Some(p) = self.pos.remove(&id) else { return };

@@ -105,7 +105,8 @@ pub struct RecallStats {
 }
 
 /// Progress of re-embedding, for a UI to show.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ReembedProgress {
     pub done: usize,
     pub total: usize,
@@ -191,7 +192,6 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         schema::migrate(&mut conn)?;
-        conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('embed_model', ?1)", [EMBED_MODEL_ID])?;
         Ok(Store {
             conn: Mutex::new(conn),
             embedder,
@@ -250,22 +250,21 @@ impl Store {
             let mut holder_st = tx.prepare_cached(
                 "INSERT INTO holder(name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET name = name RETURNING id",
             )?;
-            let mut claim_st = tx.prepare_cached(
-                "INSERT INTO claim(text, created_at, source, audio_path, embed_model) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?;
+            let mut claim_st = tx.prepare_cached("INSERT INTO claim(text, created_at, source, audio_path) VALUES (?1, ?2, ?3, ?4)")?;
             let mut holding_st = tx.prepare_cached("INSERT INTO holding(holder_id, claim_id, session, since) VALUES (?1, ?2, ?3, ?4)")?;
             let mut fts_st = tx.prepare_cached("INSERT INTO claim_fts(rowid, text) VALUES (?1, ?2)")?;
-            let mut vec_st = tx.prepare_cached("INSERT INTO claim_vec(rowid, holder_id, session, embedding) VALUES (?1, ?2, ?3, ?4)")?;
+            let mut vec_st =
+                tx.prepare_cached("INSERT INTO claim_vector(claim_id, holder_id, session, model, embedding) VALUES (?1, ?2, ?3, ?4, ?5)")?;
             for (m, vector) in rows {
                 let text = check_text(m.text)?;
                 let scope = if m.scope.trim().is_empty() { DEFAULT_SCOPE } else { m.scope };
                 let at = m.created_at.unwrap_or_else(now_ms);
                 let holder: i64 = holder_st.query_row(params![scope, at], |r| r.get(0))?;
-                claim_st.execute(params![text, at, m.source.unwrap_or("typed"), m.audio_path, m.embed_model.unwrap_or(EMBED_MODEL_ID)])?;
+                claim_st.execute(params![text, at, m.source.unwrap_or("typed"), m.audio_path])?;
                 let id = tx.last_insert_rowid();
                 holding_st.execute(params![holder, id, m.session, at])?;
                 fts_st.execute(params![id, text])?;
-                vec_st.execute(params![id, holder, m.session, f32_bytes(vector)])?;
+                vec_st.execute(params![id, holder, m.session, m.embed_model.unwrap_or(EMBED_MODEL_ID), f32_bytes(vector)])?;
                 written.push((holder, id, at));
             }
         }
@@ -328,9 +327,9 @@ impl Store {
             self.scanned.fetch_add(1, Ordering::Relaxed);
             let conn = self.conn();
             let mut st = conn.prepare_cached(
-                "SELECT v.rowid, 1.0 - vec_distance_cosine(v.embedding, ?1) AS sim, c.created_at
-                 FROM claim_vec v JOIN claim c ON c.id = v.rowid
-                 WHERE v.holder_id = ?2 AND (?3 IS NULL OR v.session = ?3) ORDER BY sim DESC, v.rowid LIMIT ?4",
+                "SELECT v.claim_id, 1.0 - vec_distance_cosine(v.embedding, ?1) AS sim, c.created_at
+                 FROM claim_vector v JOIN claim c ON c.id = v.claim_id
+                 WHERE v.holder_id = ?2 AND (?3 IS NULL OR v.session = ?3) ORDER BY sim DESC, v.claim_id LIMIT ?4",
             )?;
             let rows = st.query_map(params![f32_bytes(vector), holder, session, pool as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.collect::<rusqlite::Result<_>>()?
@@ -358,7 +357,7 @@ impl Store {
     fn load_index(&self, holder: i64) -> Result<VecIndex> {
         let conn = self.conn();
         let mut st = conn.prepare(
-            "SELECT v.rowid, v.session, v.embedding, c.created_at FROM claim_vec v JOIN claim c ON c.id = v.rowid WHERE v.holder_id = ?1",
+            "SELECT v.claim_id, v.session, v.embedding, c.created_at FROM claim_vector v JOIN claim c ON c.id = v.claim_id WHERE v.holder_id = ?1",
         )?;
         let mut rows = st.query([holder])?;
         let mut idx = VecIndex::default();
@@ -372,6 +371,17 @@ impl Store {
             idx.upsert(r.get(0)?, &session, r.get(3)?, &v);
         }
         Ok(idx)
+    }
+
+    /// Load `scope`'s vectors into memory now rather than on its first recall (the app does this
+    /// on its warm-up thread).
+    pub fn preload(&self, scope: &str) -> Result<()> {
+        let Some(holder) = self.holder_id(scope)? else { return Ok(()) };
+        if perf::enabled() && !self.indexes.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&holder) {
+            let idx = self.load_index(holder)?;
+            self.indexes.lock().unwrap_or_else(|p| p.into_inner()).entry(holder).or_insert(idx);
+        }
+        Ok(())
     }
 
     /// How recalls have been served since the store was opened.
@@ -409,8 +419,7 @@ impl Store {
         let text: Option<String> = tx.query_row("SELECT text FROM claim WHERE id = ?1", [id], |r| r.get(0)).optional()?;
         let Some(text) = text else { return Err(Error::NotFound(format!("memory {id}"))) };
         tx.execute("INSERT INTO claim_fts(claim_fts, rowid, text) VALUES ('delete', ?1, ?2)", params![id, text])?;
-        tx.execute("DELETE FROM claim_vec WHERE rowid = ?1", [id])?;
-        tx.execute("DELETE FROM claim WHERE id = ?1", [id])?;
+        tx.execute("DELETE FROM claim WHERE id = ?1", [id])?; // cascades to holdings and the vector
         tx.commit()?;
         drop(conn); // lock order: indexes before conn, never conn then indexes
         for idx in self.indexes.lock().unwrap_or_else(|p| p.into_inner()).values_mut() {
@@ -435,7 +444,6 @@ impl Store {
             [holder],
         )?;
         tx.execute("INSERT INTO claim_fts(claim_fts, rowid, text) SELECT 'delete', c.id, c.text FROM claim c JOIN doomed d ON d.id = c.id", [])?;
-        tx.execute("DELETE FROM claim_vec WHERE holder_id = ?1", [holder])?;
         let n = tx.execute("DELETE FROM claim WHERE id IN (SELECT id FROM doomed)", [])?;
         tx.execute("DELETE FROM holder WHERE id = ?1", [holder])?; // cascades to holdings, messages, turns
         tx.execute("DELETE FROM doomed", [])?;
@@ -508,7 +516,7 @@ impl Store {
 
     /// How many memories have a vector made by another model than `model`.
     pub fn stale_embeddings(&self, model: &str) -> Result<usize> {
-        let n: i64 = self.conn().query_row("SELECT count(*) FROM claim WHERE embed_model <> ?1", [model], |r| r.get(0))?;
+        let n: i64 = self.conn().query_row("SELECT count(*) FROM claim_vector WHERE model <> ?1", [model], |r| r.get(0))?;
         Ok(n as usize)
     }
 
@@ -529,7 +537,9 @@ impl Store {
         while !cancel.load(Ordering::Relaxed) {
             let rows: Vec<(i64, String)> = {
                 let conn = self.conn();
-                let mut st = conn.prepare_cached("SELECT id, text FROM claim WHERE embed_model <> ?1 ORDER BY id LIMIT ?2")?;
+                let mut st = conn.prepare_cached(
+                    "SELECT v.claim_id, c.text FROM claim_vector v JOIN claim c ON c.id = v.claim_id WHERE v.model <> ?1 ORDER BY v.claim_id LIMIT ?2",
+                )?;
                 let rows = st.query_map(params![model, batch.max(1) as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
@@ -544,18 +554,23 @@ impl Store {
             {
                 let mut conn = self.conn();
                 let tx = conn.transaction()?;
+                let mut holders = Vec::with_capacity(rows.len());
                 {
-                    let mut vec_up = tx.prepare_cached("UPDATE claim_vec SET embedding = ?2 WHERE rowid = ?1")?;
-                    let mut mark = tx.prepare_cached("UPDATE claim SET embed_model = ?2 WHERE id = ?1")?;
+                    let mut up = tx.prepare_cached("UPDATE claim_vector SET embedding = ?2, model = ?3 WHERE claim_id = ?1 RETURNING holder_id")?;
                     for ((id, _), v) in rows.iter().zip(&vectors) {
-                        vec_up.execute(params![id, f32_bytes(v)])?;
-                        mark.execute(params![id, model])?;
+                        holders.push(up.query_row(params![id, f32_bytes(v), model], |r| r.get::<_, i64>(0))?);
                     }
                 }
                 tx.commit()?;
+                drop(conn);
+                // Loaded indexes take the new vectors in place.
+                let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+                for (((id, _), v), holder) in rows.iter().zip(&vectors).zip(&holders) {
+                    if let Some(idx) = indexes.get_mut(holder) {
+                        idx.update_vector(*id, v);
+                    }
+                }
             }
-            // The in-memory indexes hold the old vectors: rebuild them on next use.
-            self.indexes.lock().unwrap_or_else(|p| p.into_inner()).clear();
             p.done += rows.len();
             progress(p);
         }
@@ -570,24 +585,6 @@ impl Store {
             |r| r.get(0),
         )?;
         Ok(n as usize)
-    }
-
-    /// `EXPLAIN QUERY PLAN` of the nearest-neighbour query recall would run, for tests that
-    /// must prove the index is reached (the first seed's dead fast path).
-    pub fn recall_plan(&self, session: Option<&str>) -> Result<String> {
-        let conn = self.conn();
-        let q = f32_bytes(&vec![0.0; EMBED_DIM]);
-        let sql = match session {
-            Some(_) => "EXPLAIN QUERY PLAN SELECT rowid, distance FROM claim_vec WHERE embedding MATCH ?1 AND k = 10 AND holder_id = 1 AND session = ?2",
-            None => "EXPLAIN QUERY PLAN SELECT rowid, distance FROM claim_vec WHERE embedding MATCH ?1 AND k = 10 AND holder_id = 1",
-        };
-        let mut st = conn.prepare(sql)?;
-        let detail = |r: &rusqlite::Row| r.get::<_, String>(3);
-        let rows = match session {
-            Some(s) => st.query_map(params![q, s], detail)?.collect::<rusqlite::Result<Vec<_>>>()?,
-            None => st.query_map(params![q], detail)?.collect::<rusqlite::Result<Vec<_>>>()?,
-        };
-        Ok(rows.join("\n"))
     }
 }
 

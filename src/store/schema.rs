@@ -69,6 +69,24 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX turn_by_session ON turn(holder_id, session, id);
     ALTER TABLE claim ADD COLUMN embed_model TEXT NOT NULL DEFAULT '';
     "#,
+    // 3: vectors move from sqlite-vec's vec0 table to a plain table. Recall reads them through
+    //    the memory-resident index (or an exact scan with vec_distance_cosine when UMWELT_PERF=off),
+    //    so vec0's KNN was never used, and its chunked storage made every insert and re-embed
+    //    several times dearer (docs/PERFORMANCE.md: remember 0.271 -> see there).
+    r#"
+    CREATE TABLE claim_vector (
+        claim_id  INTEGER PRIMARY KEY REFERENCES claim(id) ON DELETE CASCADE,
+        holder_id INTEGER NOT NULL,           -- the holder whose index holds it (the author)
+        session   TEXT NOT NULL,
+        model     TEXT NOT NULL,              -- the embedding model that made it
+        embedding BLOB NOT NULL               -- {EMBED_DIM} little-endian f32, unit length
+    );
+    CREATE INDEX claim_vector_by_holder ON claim_vector(holder_id, session);
+    INSERT INTO claim_vector(claim_id, holder_id, session, model, embedding)
+        SELECT v.rowid, v.holder_id, v.session, c.embed_model, v.embedding FROM claim_vec v JOIN claim c ON c.id = v.rowid;
+    DROP TABLE claim_vec;
+    ALTER TABLE claim DROP COLUMN embed_model;
+    "#,
 ];
 
 /// The version a file has once [`migrate`] has run.

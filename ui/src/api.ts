@@ -1,9 +1,15 @@
 // Typed calls into the Rust commands (src-tauri/src/commands.rs). The types come from
 // bindings.ts, which is generated from the Rust structs.
 import { invoke } from "@tauri-apps/api/core";
-import type { CommandError, Hit, InputDevice, Memory } from "./bindings";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { CommandError, Hit, InputDevice, Memory, ReembedProgress } from "./bindings";
 
-export type { CommandError, Hit, InputDevice, Memory };
+export type { CommandError, Hit, InputDevice, Memory, ReembedProgress };
+
+/** Re-embedding after a model change (src-tauri/src/events.rs). */
+export function onReembedProgress(f: (p: ReembedProgress) => void): Promise<UnlistenFn> {
+  return listen<ReembedProgress>("reembed-progress", (e) => f(e.payload));
+}
 
 /** The message of whatever a command rejected with. */
 export function errorMessage(e: unknown): string {

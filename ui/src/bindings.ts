@@ -30,6 +30,8 @@ score: number, };
 
 export type InputDevice = { name: string, is_default: boolean, };
 
+export type ReembedProgress = { done: number, total: number, };
+
 export type CommandError = { 
 /**
  * `input`, `not_found`, `model`, `audio`, `busy` or `internal`.

@@ -1,0 +1,4 @@
+//! Events the shell emits to the web view (`listen(NAME, …)` in `ui/src/api.ts`).
+
+/// Re-embedding after a model change: payload `ReembedProgress { done, total }`.
+pub const REEMBED_PROGRESS: &str = "reembed-progress";
