@@ -43,12 +43,11 @@ impl Machine {
             .find(|l| l.starts_with("PRETTY_NAME="))
             .map(|l| l.trim_start_matches("PRETTY_NAME=").trim_matches('"').to_string())
             .unwrap_or_else(|| std::env::consts::OS.to_string());
+        // Only reads the extension's version string; no benchmark runs in memory.
+        crate::store::register_sqlite_vec();
         let sqlite_vec = rusqlite::Connection::open_in_memory()
             .ok()
-            .and_then(|c| {
-                crate::store::register_sqlite_vec();
-                c.query_row("SELECT vec_version()", [], |r| r.get::<_, String>(0)).ok()
-            })
+            .and_then(|c| c.query_row("SELECT vec_version()", [], |r| r.get::<_, String>(0)).ok())
             .unwrap_or_else(|| "unknown".into());
         Machine {
             cpu,
