@@ -4,6 +4,7 @@
 
 use ts_rs::TS;
 use umwelt::speech::InputDevice;
+use umwelt::bench::{BenchConfig, Delta, Machine, Measurement, Progress, Report, RunSummary, ScenarioView, TimingSeries};
 use umwelt::store::ReembedProgress;
 use umwelt::{Hit, Memory};
 
@@ -12,7 +13,22 @@ use crate::error::CommandError;
 /// The contents of `ui/src/bindings.ts`.
 pub fn typescript() -> String {
     let mut out = String::from("// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit.\n\n");
-    for decl in [Memory::decl(), Hit::decl(), InputDevice::decl(), ReembedProgress::decl(), CommandError::decl()] {
+    for decl in [
+        Memory::decl(),
+        Hit::decl(),
+        InputDevice::decl(),
+        ReembedProgress::decl(),
+        CommandError::decl(),
+        BenchConfig::decl(),
+        Progress::decl(),
+        Measurement::decl(),
+        Machine::decl(),
+        Report::decl(),
+        RunSummary::decl(),
+        Delta::decl(),
+        ScenarioView::decl(),
+        TimingSeries::decl(),
+    ] {
         out.push_str("export ");
         out.push_str(&decl);
         out.push_str("\n\n");

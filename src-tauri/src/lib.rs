@@ -3,7 +3,8 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `commands.rs` | the `#[tauri::command]`s the web view calls |
+//! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `perf.rs` |
+//! | `perf.rs` | the dashboard's own logic: one run at a time, cancel, keep the run |
 //! | `state.rs` | what the app holds while it runs |
 //! | `error.rs` | the error type that crosses into the web view |
 //! | `events.rs` | the names of the events the shell emits to the web view |
@@ -13,20 +14,33 @@ pub mod bindings;
 pub mod commands;
 pub mod error;
 pub mod events;
+pub mod perf;
 pub mod state;
 
 use tauri::{Emitter, Manager};
 
 /// Register the commands on a builder of any runtime (the mock one in tests).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
+    use commands::{memories, perf};
     builder.invoke_handler(tauri::generate_handler![
-        commands::list_memories,
-        commands::remember,
-        commands::recall,
-        commands::delete_memory,
-        commands::list_microphones,
-        commands::start_recording,
-        commands::stop_recording,
+        memories::list_memories,
+        memories::remember,
+        memories::recall,
+        memories::delete_memory,
+        memories::list_microphones,
+        memories::start_recording,
+        memories::stop_recording,
+        perf::bench_scenarios,
+        perf::machine,
+        perf::run_bench,
+        perf::cancel_bench,
+        perf::list_runs,
+        perf::get_run,
+        perf::delete_run,
+        perf::compare_runs,
+        perf::import_run,
+        perf::export_run,
+        perf::real_timings,
     ])
 }
 
@@ -34,7 +48,9 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
 pub fn run() {
     with_commands(tauri::Builder::default())
         .setup(|app| {
+            let started = std::time::Instant::now();
             let state = state::AppState::open(umwelt::paths::data_dir())?;
+            let _ = state.runs.record("startup", umwelt::store::now_ms(), started.elapsed().as_secs_f64() * 1e3);
             let handle = app.handle().clone();
             state.warm_up(move |p| {
                 let _ = handle.emit(events::REEMBED_PROGRESS, p);

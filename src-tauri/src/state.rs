@@ -6,10 +6,13 @@ use std::sync::{Arc, Mutex};
 
 use std::sync::atomic::AtomicBool;
 
+use umwelt::bench::Runs;
 use umwelt::embed::EMBED_MODEL_ID;
 use umwelt::speech::{Dictation, LazyTranscriber, Recorder};
 use umwelt::store::ReembedProgress;
 use umwelt::Store;
+
+use crate::perf::BenchState;
 
 pub struct AppState {
     pub store: Arc<Store>,
@@ -18,6 +21,9 @@ pub struct AppState {
     pub recording: Mutex<Option<Recorder>>,
     /// The holder whose notebook the window shows.
     pub scope: String,
+    /// The app's own performance database: kept benchmark runs and real timings.
+    pub runs: Arc<Runs>,
+    pub bench: BenchState,
 }
 
 impl AppState {
@@ -30,6 +36,8 @@ impl AppState {
             dictation: Arc::new(Dictation::new(data_dir.join("recordings"))),
             recording: Mutex::new(None),
             scope: umwelt::store::DEFAULT_SCOPE.to_string(),
+            runs: Arc::new(Runs::open(&data_dir.join("perf.sqlite"))?),
+            bench: BenchState::default(),
         })
     }
 

@@ -11,6 +11,7 @@
 
 pub mod machine;
 mod report;
+pub mod runs;
 mod scenarios;
 
 use std::sync::atomic::AtomicBool;
@@ -19,7 +20,8 @@ use serde::{Deserialize, Serialize};
 
 pub use machine::Machine;
 pub use report::{compare, render_compare, render_markdown, render_table, Delta};
-pub use scenarios::{Corpus, Prepared, Rng, SCENARIOS};
+pub use runs::{RunSummary, Runs, TimingSeries};
+pub use scenarios::{plan, Corpus, Prepared, Rng, SCENARIOS};
 
 /// One scenario's definition: name, what it answers, whether it needs a model, and its target.
 #[derive(Debug, Clone, Copy)]
@@ -40,8 +42,27 @@ impl ScenarioInfo {
     }
 }
 
+/// A scenario as the dashboard lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ScenarioView {
+    pub name: String,
+    pub answers: String,
+    pub needs_model: bool,
+    pub default_sizes: Vec<usize>,
+}
+
+/// Every scenario, for a UI.
+pub fn scenarios() -> Vec<ScenarioView> {
+    SCENARIOS
+        .iter()
+        .map(|s| ScenarioView { name: s.name.into(), answers: s.answers.into(), needs_model: s.needs_model, default_sizes: s.default_sizes.to_vec() })
+        .collect()
+}
+
 /// What to run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BenchConfig {
     /// Scenario names; empty means all (or all that need no model, with `fast`).
     pub scenarios: Vec<String>,

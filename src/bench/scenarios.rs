@@ -74,6 +74,11 @@ pub struct Corpus {
 impl Corpus {
     /// Build a corpus of `size` memories at `path` (seeded: the same every time).
     pub fn build(path: &Path, size: usize) -> Result<Corpus> {
+        Corpus::build_cancellable(path, size, &AtomicBool::new(false))
+    }
+
+    /// [`Corpus::build`], stopping (with an error) within one batch of 1 000 once `cancel` is set.
+    pub fn build_cancellable(path: &Path, size: usize, cancel: &AtomicBool) -> Result<Corpus> {
         let now = now_ms();
         let store = Store::open(path)?;
         let mut rng = Rng::new(42);
@@ -84,6 +89,9 @@ impl Corpus {
             let age = (rng.next() % (SPREAD_DAYS * DAY_MS) as u64) as i64;
             batch.push((i, session, now - age, rng.vector()));
             if batch.len() == 1000 || i + 1 == size {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(Error::InvalidInput("the benchmark was cancelled".into()));
+                }
                 let texts: Vec<String> = batch.iter().map(|(i, s, _, _)| format!("memory {i} from session {s}: a note about topic {}", i % 97)).collect();
                 let rows: Vec<(NewMemory, &[f32])> = batch
                     .iter()
@@ -136,7 +144,7 @@ impl<'a> Ctx<'a> {
         if let Some(i) = self.corpora.iter().position(|c| c.size == size) {
             return Ok(&self.corpora[i]);
         }
-        let c = Corpus::build(&self.dir.path().join(format!("corpus-{size}.sqlite")), size)?;
+        let c = Corpus::build_cancellable(&self.dir.path().join(format!("corpus-{size}.sqlite")), size, self.cancel)?;
         self.corpora.push(c);
         Ok(self.corpora.last().unwrap())
     }
@@ -187,7 +195,11 @@ pub fn run(config: &BenchConfig, progress: &mut dyn FnMut(&Progress), cancel: &A
         progress(&Progress { scenario: info.name.into(), size: *size, done, total: steps.len() });
         let rows = run_one(&mut ctx, info, *size);
         perf::set_enabled(None);
-        report.results.extend(rows?);
+        match rows {
+            Ok(rows) => report.results.extend(rows),
+            Err(_) if ctx.cancelled() => break,
+            Err(e) => return Err(e),
+        }
     }
     if !ctx.cancelled() {
         progress(&Progress { scenario: String::new(), size: 0, done: steps.len(), total: steps.len() });

@@ -41,3 +41,81 @@ kind: string,
  * A sentence for the user.
  */
 message: string, };
+
+export type BenchConfig = { 
+/**
+ * Scenario names; empty means all (or all that need no model, with `fast`).
+ */
+scenarios: Array<string>, 
+/**
+ * Corpus sizes for the size-dependent scenarios; empty means each scenario's defaults.
+ */
+sizes: Array<number>, 
+/**
+ * Only what needs no model.
+ */
+fast: boolean, 
+/**
+ * Measured iterations (default 30; scenarios that rewrite a store use fewer).
+ */
+iterations: number | null, warmup: number | null, };
+
+export type Progress = { scenario: string, size: number, 
+/**
+ * Steps done and planned (one step per scenario × size).
+ */
+done: number, total: number, };
+
+export type Measurement = { scenario: string, 
+/**
+ * Corpus size (memories, texts or messages; 0 where it does not apply).
+ */
+size: number, 
+/**
+ * `on` (every optimisation) or `off` (`UMWELT_PERF=off` paths).
+ */
+mode: string, iterations: number, p50_ms: number, p95_ms: number, p99_ms: number, min_ms: number, max_ms: number, 
+/**
+ * Target for p50, where the scenario has one.
+ */
+target_ms: number | null, 
+/**
+ * For retrieval with optimisations on: share of queries whose top-10 equals exact search.
+ */
+agreement: number | null, };
+
+export type Machine = { cpu: string, threads: number, memory_gib: number, os: string, profile: string, sqlite: string, sqlite_vec: string, onnxruntime: string, whisper_cpp: string, perf: string, };
+
+export type Report = { 
+/**
+ * Format marker, so a foreign JSON file is told apart.
+ */
+format: string, started_at: number, machine: Machine, 
+/**
+ * The `umwelt-cli bench …` command that reproduces this run.
+ */
+command: string, results: Array<Measurement>, };
+
+export type RunSummary = { id: number, started_at: number, command: string, rows: number, 
+/**
+ * `app` (run here) or `imported`.
+ */
+origin: string, };
+
+export type Delta = { scenario: string, size: number, mode: string, before_p50_ms: number, after_p50_ms: number, 
+/**
+ * after / before: below 1 is faster.
+ */
+ratio: number, 
+/**
+ * The difference is smaller than the spread (p95 − p50) of either run: call it noise.
+ */
+within_noise: boolean, };
+
+export type ScenarioView = { name: string, answers: string, needs_model: boolean, default_sizes: Array<number>, };
+
+export type TimingSeries = { kind: string, count: number, p50_ms: number, p95_ms: number, p99_ms: number, 
+/**
+ * `(unix ms, milliseconds)`, oldest first, at most the latest 500.
+ */
+samples: Array<[number, number]>, };

@@ -1,19 +1,15 @@
-//! The `#[tauri::command]`s: each one a thin call into the engine. Slow work (embedding,
-//! transcription) runs on a blocking thread so the window stays responsive.
+//! Notes, search and dictation.
+
+use std::time::Instant;
 
 use tauri::State;
 use umwelt::speech::{recorder, InputDevice, Recorder};
+use umwelt::store::now_ms;
 use umwelt::{Hit, Memory, MemoryId};
 
+use super::blocking;
 use crate::error::{CmdResult, CommandError};
 use crate::state::AppState;
-
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> umwelt::Result<T> + Send + 'static) -> CmdResult<T> {
-    tauri::async_runtime::spawn_blocking(f)
-        .await
-        .map_err(|e| CommandError::new("internal", format!("a background task failed: {e}")))?
-        .map_err(CommandError::from)
-}
 
 /// Memories, newest first; `before` (unix ms) pages back.
 #[tauri::command]
@@ -32,8 +28,14 @@ pub async fn remember(state: State<'_, AppState>, text: String) -> CmdResult<Mem
 /// Search by meaning.
 #[tauri::command]
 pub async fn recall(state: State<'_, AppState>, query: String, k: u32) -> CmdResult<Vec<Hit>> {
-    let (store, scope) = (state.store.clone(), state.scope.clone());
-    blocking(move || store.recall(&query, &scope, None, k as usize)).await
+    let (store, scope, runs) = (state.store.clone(), state.scope.clone(), state.runs.clone());
+    blocking(move || {
+        let t = Instant::now();
+        let hits = store.recall(&query, &scope, None, k as usize)?;
+        let _ = runs.record("recall", now_ms(), t.elapsed().as_secs_f64() * 1e3);
+        Ok(hits)
+    })
+    .await
 }
 
 /// Forget one memory.
@@ -69,10 +71,14 @@ pub async fn stop_recording(state: State<'_, AppState>) -> CmdResult<Memory> {
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .ok_or_else(|| CommandError::new("input", "nothing is being recorded: press Record first"))?;
-    let (store, transcriber, dictation, scope) = (state.store.clone(), state.transcriber.clone(), state.dictation.clone(), state.scope.clone());
+    let (store, transcriber, dictation, scope, runs) =
+        (state.store.clone(), state.transcriber.clone(), state.dictation.clone(), state.scope.clone(), state.runs.clone());
     blocking(move || {
         let pcm = rec.stop()?;
-        dictation.finish(&pcm, &*transcriber.get()?, &store, &scope, "")
+        let t = Instant::now();
+        let memory = dictation.finish(&pcm, &*transcriber.get()?, &store, &scope, "")?;
+        let _ = runs.record("dictation", now_ms(), t.elapsed().as_secs_f64() * 1e3);
+        Ok(memory)
     })
     .await
 }

@@ -1,0 +1,213 @@
+//! The app's own performance database (`perf.sqlite`, apart from the user's memories): every
+//! benchmark run it made or imported, and the timings of real operations (start-up, each recall,
+//! each transcription) so the dashboard can chart how the app behaves in daily use.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use super::{parse_report, percentile, Report};
+use crate::error::{Error, Result};
+
+/// A kept run, as the run list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RunSummary {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub id: i64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub started_at: i64,
+    pub command: String,
+    pub rows: usize,
+    /// `app` (run here) or `imported`.
+    pub origin: String,
+}
+
+/// The timings of one kind of real operation, summarised, with the latest samples to chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TimingSeries {
+    pub kind: String,
+    pub count: usize,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    /// `(unix ms, milliseconds)`, oldest first, at most the latest 500.
+    #[cfg_attr(feature = "ts", ts(type = "Array<[number, number]>"))]
+    pub samples: Vec<(i64, f64)>,
+}
+
+/// The performance database.
+pub struct Runs {
+    conn: Mutex<Connection>,
+}
+
+const SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS run (
+        id         INTEGER PRIMARY KEY,
+        started_at INTEGER NOT NULL,
+        command    TEXT NOT NULL,
+        origin     TEXT NOT NULL,
+        report     TEXT NOT NULL   -- the Report as JSON (format umwelt-bench/1)
+    );
+    CREATE TABLE IF NOT EXISTS timing (
+        id   INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,        -- startup | recall | transcribe | ...
+        at   INTEGER NOT NULL,
+        ms   REAL NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS timing_by_kind ON timing(kind, at);
+";
+
+impl Runs {
+    pub fn open(path: &Path) -> Result<Runs> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+        }
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Runs { conn: Mutex::new(conn) })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn insert(&self, report: &Report, origin: &str) -> Result<RunSummary> {
+        let json = serde_json::to_string(report).expect("a report serialises");
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO run(started_at, command, origin, report) VALUES (?1, ?2, ?3, ?4)",
+            params![report.started_at, report.command, origin, json],
+        )?;
+        Ok(RunSummary { id: conn.last_insert_rowid(), started_at: report.started_at, command: report.command.clone(), rows: report.results.len(), origin: origin.into() })
+    }
+
+    /// Keep a run made here.
+    pub fn save(&self, report: &Report) -> Result<RunSummary> {
+        self.insert(report, "app")
+    }
+
+    /// Keep a run from a JSON file (`umwelt-cli bench --json`). A truncated or foreign file is
+    /// refused with a clear message and changes nothing.
+    pub fn import(&self, json: &str) -> Result<RunSummary> {
+        let report = parse_report(json)?;
+        self.insert(&report, "imported")
+    }
+
+    /// Every kept run, newest first.
+    pub fn list(&self) -> Result<Vec<RunSummary>> {
+        let conn = self.conn();
+        let mut st = conn.prepare("SELECT id, started_at, command, origin, report FROM run ORDER BY started_at DESC, id DESC")?;
+        let rows = st.query_map([], |r| {
+            let report: String = r.get(4)?;
+            let rows = serde_json::from_str::<Report>(&report).map(|x| x.results.len()).unwrap_or(0);
+            Ok(RunSummary { id: r.get(0)?, started_at: r.get(1)?, command: r.get(2)?, origin: r.get(3)?, rows })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One run in full.
+    pub fn get(&self, id: i64) -> Result<Report> {
+        let json: Option<String> = self.conn().query_row("SELECT report FROM run WHERE id = ?1", [id], |r| r.get(0)).optional()?;
+        let json = json.ok_or_else(|| Error::NotFound(format!("benchmark run {id}")))?;
+        parse_report(&json)
+    }
+
+    /// Forget a run.
+    pub fn delete(&self, id: i64) -> Result<()> {
+        if self.conn().execute("DELETE FROM run WHERE id = ?1", [id])? == 0 {
+            return Err(Error::NotFound(format!("benchmark run {id}")));
+        }
+        Ok(())
+    }
+
+    /// Record how long one real operation took.
+    pub fn record(&self, kind: &str, at: i64, ms: f64) -> Result<()> {
+        self.conn().prepare_cached("INSERT INTO timing(kind, at, ms) VALUES (?1, ?2, ?3)")?.execute(params![kind, at, ms])?;
+        Ok(())
+    }
+
+    /// The timings of `kind`: percentiles over all of them, and the latest 500 to chart.
+    pub fn timings(&self, kind: &str) -> Result<TimingSeries> {
+        let conn = self.conn();
+        let mut all: Vec<f64> = conn
+            .prepare_cached("SELECT ms FROM timing WHERE kind = ?1")?
+            .query_map([kind], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut samples: Vec<(i64, f64)> = conn
+            .prepare_cached("SELECT at, ms FROM timing WHERE kind = ?1 ORDER BY at DESC, id DESC LIMIT 500")?
+            .query_map([kind], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        samples.reverse();
+        all.sort_by(f64::total_cmp);
+        Ok(TimingSeries {
+            kind: kind.into(),
+            count: all.len(),
+            p50_ms: percentile(&all, 50.0),
+            p95_ms: percentile(&all, 95.0),
+            p99_ms: percentile(&all, 99.0),
+            samples,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{summarise, Machine, REPORT_FORMAT};
+
+    fn report(p50: f64) -> Report {
+        Report {
+            format: REPORT_FORMAT.into(),
+            started_at: 1000 + p50 as i64,
+            machine: Machine::current(),
+            command: "umwelt-cli bench --fast".into(),
+            results: vec![summarise("recall", 1000, "on", vec![p50, p50 * 1.1], Some(0.3))],
+        }
+    }
+
+    #[test]
+    fn runs_are_kept_listed_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
+        let a = runs.save(&report(1.0)).unwrap();
+        let b = runs.save(&report(2.0)).unwrap();
+        let list = runs.list().unwrap();
+        assert_eq!(list.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b.id, a.id]);
+        assert_eq!(runs.get(a.id).unwrap(), report(1.0));
+        runs.delete(a.id).unwrap();
+        assert!(matches!(runs.get(a.id), Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn a_bad_import_is_refused_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
+        let good = serde_json::to_string(&report(1.0)).unwrap();
+        for bad in [&good[..good.len() / 2], "{\"some\": \"other json\"}", "not json at all"] {
+            assert!(runs.import(bad).is_err());
+        }
+        assert!(runs.list().unwrap().is_empty());
+        assert_eq!(runs.import(&good).unwrap().origin, "imported");
+    }
+
+    #[test]
+    fn real_timings_are_summarised_by_percentile() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
+        for i in 1..=100 {
+            runs.record("recall", i, i as f64).unwrap();
+        }
+        runs.record("startup", 5, 42.0).unwrap();
+        let t = runs.timings("recall").unwrap();
+        assert_eq!((t.count, t.p50_ms, t.p95_ms, t.p99_ms), (100, 50.0, 95.0, 99.0));
+        assert_eq!(t.samples.first(), Some(&(1, 1.0)));
+        assert_eq!(runs.timings("startup").unwrap().count, 1);
+        assert_eq!(runs.timings("never").unwrap().count, 0);
+    }
+}
