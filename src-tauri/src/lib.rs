@@ -40,6 +40,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         perf::compare_runs,
         perf::import_run,
         perf::export_run,
+        perf::save_run,
         perf::real_timings,
     ])
 }

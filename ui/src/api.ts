@@ -26,3 +26,28 @@ export const api = {
   startRecording: (device?: string) => invoke<null>("start_recording", { device: device ?? null }),
   stopRecording: () => invoke<Memory>("stop_recording"),
 };
+
+// The performance dashboard (src-tauri/src/commands/perf.rs).
+import { Channel } from "@tauri-apps/api/core";
+import type { BenchConfig, Delta, Machine, Measurement, Progress, Report, RunSummary, ScenarioView, TimingSeries } from "./bindings";
+
+export type { BenchConfig, Delta, Machine, Measurement, Progress, Report, RunSummary, ScenarioView, TimingSeries };
+
+export const perfApi = {
+  scenarios: () => invoke<ScenarioView[]>("bench_scenarios"),
+  machine: () => invoke<Machine>("machine"),
+  run: (config: BenchConfig, onProgress: (p: Progress) => void) => {
+    const channel = new Channel<Progress>();
+    channel.onmessage = onProgress;
+    return invoke<RunSummary>("run_bench", { config, onProgress: channel });
+  },
+  cancel: () => invoke<null>("cancel_bench"),
+  list: () => invoke<RunSummary[]>("list_runs"),
+  get: (id: number) => invoke<Report>("get_run", { id }),
+  remove: (id: number) => invoke<null>("delete_run", { id }),
+  compare: (before: number, after: number) => invoke<Delta[]>("compare_runs", { before, after }),
+  importJson: (json: string) => invoke<RunSummary>("import_run", { json }),
+  exportText: (id: number, format: "json" | "markdown") => invoke<string>("export_run", { id, format }),
+  save: (id: number, format: "json" | "markdown") => invoke<string>("save_run", { id, format }),
+  timings: () => invoke<TimingSeries[]>("real_timings"),
+};

@@ -92,6 +92,26 @@ pub async fn export_run(state: State<'_, AppState>, id: f64, format: String) -> 
     .await
 }
 
+/// Save a run as a file in the user's Downloads folder (or data folder); returns the path.
+#[tauri::command]
+pub async fn save_run(state: State<'_, AppState>, id: f64, format: String) -> CmdResult<String> {
+    let runs = state.runs.clone();
+    blocking(move || {
+        let report = runs.get(id as i64)?;
+        let (text, ext) = match format.as_str() {
+            "json" => (serde_json::to_string_pretty(&report).expect("a report serialises"), "json"),
+            "markdown" => (bench::render_markdown(&report), "md"),
+            other => return Err(umwelt::Error::InvalidInput(format!("unknown export format '{other}': use json or markdown"))),
+        };
+        let dir = dirs::download_dir().unwrap_or_else(umwelt::paths::data_dir);
+        std::fs::create_dir_all(&dir).map_err(|e| umwelt::Error::Io { context: format!("creating {}", dir.display()), source: e })?;
+        let path = dir.join(format!("umwelt-bench-{}.{ext}", report.started_at));
+        std::fs::write(&path, text).map_err(|e| umwelt::Error::Io { context: format!("writing {}", path.display()), source: e })?;
+        Ok(path.display().to_string())
+    })
+    .await
+}
+
 /// Timings of real operations, per kind.
 #[tauri::command]
 pub async fn real_timings(state: State<'_, AppState>) -> CmdResult<Vec<TimingSeries>> {
