@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what the tests need, then run every test: the engine (with the real models), the
-# command layer, the engine again with UMWELT_PERF=off, and the real app window under Xvfb.
+# command layer, the engine again with UMWELT_PERF=off, the real app window under Xvfb, and the
+# installed .deb (built, installed, launched offline from its desktop entry, uninstalled).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -19,3 +20,7 @@ UMWELT_PERF=off cargo test "${features[@]}"
 echo "== the app window under Xvfb, over WebDriver"
 export UMWELT_APP="$CARGO_TARGET_DIR/debug/umwelt"
 xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- npm run --silent test:e2e
+
+echo "== the installed package"
+bash scripts/package.sh
+bash tests/deb/test.sh

@@ -9,13 +9,14 @@
 //! a model (the first seed document tells what happened when it did).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use ort::session::Session;
 use ort::value::Tensor;
 use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
+use crate::lazy::Lazy;
 use crate::{models, perf};
 
 /// Width of an embedding.
@@ -143,31 +144,18 @@ fn normalize(v: &mut [f32], count: f32) {
     v.iter_mut().for_each(|x| *x /= norm);
 }
 
-/// An embedder that loads on first use, on the calling thread; a failed load is retried next time
-/// (the user may have run the set-up script in between).
-#[derive(Default)]
-pub struct LazyEmbedder {
-    loaded: Mutex<Option<Arc<Embedder>>>,
+/// The embedding model, loaded on first use ([`crate::lazy::Lazy`]).
+pub type LazyEmbedder = Lazy<Embedder>;
+
+impl Lazy<Embedder> {
+    /// Loads [`Embedder::load`] on first use.
+    pub fn new() -> LazyEmbedder {
+        Lazy::with(Embedder::load)
+    }
 }
 
-impl LazyEmbedder {
-    pub fn new() -> LazyEmbedder {
-        LazyEmbedder::default()
-    }
-
-    /// The model, loading it now if this is the first use.
-    pub fn get(&self) -> Result<Arc<Embedder>> {
-        let mut slot = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = slot.as_ref() {
-            return Ok(e.clone());
-        }
-        let e = Arc::new(Embedder::load()?);
-        *slot = Some(e.clone());
-        Ok(e)
-    }
-
-    /// Whether the model has been loaded (startup must leave this false).
-    pub fn is_loaded(&self) -> bool {
-        self.loaded.lock().map(|s| s.is_some()).unwrap_or(false)
+impl Default for Lazy<Embedder> {
+    fn default() -> Self {
+        Self::new()
     }
 }

@@ -20,6 +20,7 @@ pub mod audio;
 pub mod bench;
 pub mod embed;
 pub mod error;
+pub mod lazy;
 pub mod models;
 pub mod paths;
 pub mod perf;

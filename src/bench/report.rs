@@ -64,26 +64,33 @@ fn verdict(m: &Measurement) -> String {
     }
 }
 
+/// The cells of one result row, in the column order both tables use.
+fn cells(m: &Measurement) -> [String; 9] {
+    [
+        m.scenario.clone(),
+        m.size.to_string(),
+        m.mode.clone(),
+        m.iterations.to_string(),
+        ms(m.p50_ms),
+        ms(m.p95_ms),
+        ms(m.p99_ms),
+        verdict(m),
+        m.agreement.map(|a| format!("{:.1}%", a * 100.0)).unwrap_or_default(),
+    ]
+}
+
 /// A plain-text table for the terminal.
 pub fn render_table(r: &Report) -> String {
     let mut out = format!(
         "{} · {} threads · {:.1} GiB · {} · {} build · UMWELT_PERF {}\n",
         r.machine.cpu, r.machine.threads, r.machine.memory_gib, r.machine.os, r.machine.profile, r.machine.perf
     );
-    out.push_str(&format!("{:<16} {:>7} {:>4} {:>5} {:>10} {:>10} {:>10} {:>16} {:>9}\n", "scenario", "size", "mode", "n", "p50 ms", "p95 ms", "p99 ms", "target (p50)", "agree"));
+    let line = |c: &[String; 9]| {
+        format!("{:<16} {:>7} {:>4} {:>5} {:>10} {:>10} {:>10} {:>16} {:>9}\n", c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8])
+    };
+    out.push_str(&line(&["scenario", "size", "mode", "n", "p50 ms", "p95 ms", "p99 ms", "target (p50)", "agree"].map(String::from)));
     for m in &r.results {
-        out.push_str(&format!(
-            "{:<16} {:>7} {:>4} {:>5} {:>10} {:>10} {:>10} {:>16} {:>9}\n",
-            m.scenario,
-            m.size,
-            m.mode,
-            m.iterations,
-            ms(m.p50_ms),
-            ms(m.p95_ms),
-            ms(m.p99_ms),
-            verdict(m),
-            m.agreement.map(|a| format!("{:.1}%", a * 100.0)).unwrap_or_default()
-        ));
+        out.push_str(&line(&cells(m)));
     }
     out
 }
@@ -97,18 +104,7 @@ pub fn render_markdown(r: &Report) -> String {
     );
     out.push_str("| scenario | size | mode | n | p50 ms | p95 ms | p99 ms | target p50 | agreement |\n|---|---|---|---|---|---|---|---|---|\n");
     for m in &r.results {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            m.scenario,
-            m.size,
-            m.mode,
-            m.iterations,
-            ms(m.p50_ms),
-            ms(m.p95_ms),
-            ms(m.p99_ms),
-            verdict(m),
-            m.agreement.map(|a| format!("{:.1}%", a * 100.0)).unwrap_or_default()
-        ));
+        out.push_str(&format!("| {} |\n", cells(m).join(" | ")));
     }
     out
 }

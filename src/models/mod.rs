@@ -70,7 +70,7 @@ pub fn search_dirs() -> Vec<PathBuf> {
     if let Ok(exe) = std::env::current_exe() {
         if let Some(bin) = exe.parent() {
             dirs.push(bin.join("models"));
-            // The .deb installs resources under /usr/lib/<app>/ beside /usr/bin.
+            // The .deb installs the app's resources under /usr/lib/umwelt/ beside /usr/bin.
             dirs.push(bin.join("../lib/umwelt/models"));
         }
     }

@@ -1,12 +1,12 @@
 //! Whisper (whisper.cpp through whisper-rs) on 16 kHz mono audio.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
 
 use crate::audio::SAMPLE_RATE;
 use crate::error::{Error, Result};
+use crate::lazy::Lazy;
 use crate::{models, perf};
 
 /// Peak amplitude under which a recording is taken to be silence (about -50 dBFS).
@@ -76,24 +76,18 @@ impl Transcriber {
     }
 }
 
-/// A transcriber that loads on first use; a failed load is retried next time.
-#[derive(Default)]
-pub struct LazyTranscriber {
-    loaded: Mutex<Option<Arc<Transcriber>>>,
+/// Whisper tiny.en, loaded on first use ([`crate::lazy::Lazy`]).
+pub type LazyTranscriber = Lazy<Transcriber>;
+
+impl Lazy<Transcriber> {
+    /// Loads [`Transcriber::load`] on first use.
+    pub fn new() -> LazyTranscriber {
+        Lazy::with(Transcriber::load)
+    }
 }
 
-impl LazyTranscriber {
-    pub fn new() -> LazyTranscriber {
-        LazyTranscriber::default()
-    }
-
-    pub fn get(&self) -> Result<Arc<Transcriber>> {
-        let mut slot = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(t) = slot.as_ref() {
-            return Ok(t.clone());
-        }
-        let t = Arc::new(Transcriber::load()?);
-        *slot = Some(t.clone());
-        Ok(t)
+impl Default for Lazy<Transcriber> {
+    fn default() -> Self {
+        Self::new()
     }
 }
