@@ -50,14 +50,15 @@ done
 xprop -id "$win" WM_CLASS | tee /dev/stderr | grep -q '"umwelt"'
 pkill -x umwelt; sleep 1
 # The same binary over WebDriver: dictate through the ALSA file microphone, search, reopen.
-UMWELT_APP=/usr/bin/umwelt node --test --test-concurrency=1 tests/e2e/skeleton.test.mjs
+UMWELT_APP=/usr/bin/umwelt UMWELT_E2E_HOME="$HOME/e2e" node --test --test-concurrency=1 tests/e2e/skeleton.test.mjs
 INNER
 check "launches from its desktop entry and works offline (dictate, find, reopen)" \
   unshare -n -- xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- bash "$home/offline.sh"
 grep -aE '^(WM_CLASS|# (tests|pass|fail))' /tmp/umwelt-deb-check.log | sed 's/^/    /' 
 
 echo "== uninstall"
-data=$(ls -d /tmp/umwelt-e2e-*/data 2>/dev/null | tail -n 1)
+data=$home/e2e/data
+check "the installed app wrote the memories there" test -s "$data/memories.sqlite"
 DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq umwelt >/dev/null
 check "uninstalled" bash -c '! dpkg -s umwelt 2>/dev/null | grep -q "Status: install ok installed"'
 check "the user's memories survive the uninstall" test -s "$data/memories.sqlite"

@@ -7,7 +7,9 @@ import path from "node:path";
 import { fifoMicrophone, launch, root, screenshot, speechRaw, tempDir } from "./fixtures.mjs";
 
 const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
-const home = tempDir("umwelt-e2e-");
+// UMWELT_E2E_HOME lets tests/deb/test.sh find the data this run leaves behind.
+const home = process.env.UMWELT_E2E_HOME ?? tempDir("umwelt-e2e-");
+fs.mkdirSync(home, { recursive: true });
 const env = { XDG_CONFIG_HOME: home, UMWELT_DATA_DIR: path.join(home, "data") };
 let mic;
 
