@@ -1,12 +1,13 @@
 //! The memory store: one SQLite file (WAL) holding claims, their full text (FTS5) and their
-//! vectors (sqlite-vec), found again by meaning blended with recency.
+//! vectors, found again by meaning blended with recency.
 //!
 //! Opening a store is cheap and never loads a model; the embedder loads on the first
 //! [`Store::remember`] or [`Store::recall`].
 //!
 //! # Ranking
 //! [`Store::recall`] takes the `max(4k, 50)` nearest claims by cosine similarity (through the
-//! `vec0` index, or an exact scan when `UMWELT_PERF=off`), then orders them by
+//! memory-resident index of `index.rs`, or an exact scan in SQL with sqlite-vec's
+//! `vec_distance_cosine` when `UMWELT_PERF=off`), then orders them by
 //!
 //! ```text
 //! score = cosine_similarity + RECENCY_WEIGHT * 0.5 ^ (age_days / RECENCY_HALF_LIFE_DAYS)

@@ -72,7 +72,8 @@ const MIGRATIONS: &[&str] = &[
     // 3: vectors move from sqlite-vec's vec0 table to a plain table. Recall reads them through
     //    the memory-resident index (or an exact scan with vec_distance_cosine when UMWELT_PERF=off),
     //    so vec0's KNN was never used, and its chunked storage made every insert and re-embed
-    //    several times dearer (docs/PERFORMANCE.md: remember 0.271 -> see there).
+    //    several times dearer (docs/PERFORMANCE.md: remember 0.271 -> 0.119 ms). The model
+    //    marker moves with the vector.
     r#"
     CREATE TABLE claim_vector (
         claim_id  INTEGER PRIMARY KEY REFERENCES claim(id) ON DELETE CASCADE,
