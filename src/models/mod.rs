@@ -8,7 +8,7 @@
 
 pub mod whisper_ggml;
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -93,11 +93,11 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-static VERIFIED: Mutex<Option<HashMap<PathBuf, ()>>> = Mutex::new(None);
+static VERIFIED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 
 /// Check a file's size and sha256 against the manifest entry `name`.
 pub fn verify(name: &str, path: &Path) -> Result<()> {
-    if VERIFIED.lock().unwrap().get_or_insert_with(HashMap::new).contains_key(path) {
+    if VERIFIED.lock().unwrap().get_or_insert_with(HashSet::new).contains(path) {
         return Ok(());
     }
     let Some(e) = entry(name) else {
@@ -111,7 +111,7 @@ pub fn verify(name: &str, path: &Path) -> Result<()> {
     if actual != e.sha256 {
         return Err(Error::ModelCorrupt { path: path.into(), detail: format!("sha256 {actual}, expected {}", e.sha256) });
     }
-    VERIFIED.lock().unwrap().get_or_insert_with(HashMap::new).insert(path.to_path_buf(), ());
+    VERIFIED.lock().unwrap().get_or_insert_with(HashSet::new).insert(path.to_path_buf());
     Ok(())
 }
 

@@ -150,7 +150,8 @@ impl VecIndex {
             (0..self.len()).map(exact).collect()
         } else {
             let mut qc = Vec::with_capacity(d);
-            let qs = quantize(q, &mut qc);
+            // The query's own scale is the same for every row, so it does not change the order.
+            quantize(q, &mut qc);
             #[cfg(target_arch = "x86_64")]
             let avx2 = std::arch::is_x86_feature_detected!("avx2");
             #[cfg(not(target_arch = "x86_64"))]
@@ -168,7 +169,6 @@ impl VecIndex {
                 .collect();
             let pool = (n * POOL_FACTOR).max(MIN_POOL).min(approx.len());
             approx.select_nth_unstable_by(pool - 1, |a, b| b.0.total_cmp(&a.0));
-            let _ = qs;
             approx[..pool].iter().map(|&(_, i)| exact(i as usize)).collect()
         };
         let n = n.min(out.len());
