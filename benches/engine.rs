@@ -36,7 +36,14 @@ fn engine(c: &mut Criterion) {
         scenario(c, name, size, true);
         scenario(c, name, size, false);
     }
-    for (name, size) in [("remember", 10_000), ("startup", 10_000), ("history", 2_000), ("turnlog", 0), ("embed", 1), ("embed", 32)] {
+    for (name, size) in [
+        ("remember", 10_000),
+        ("startup", 10_000),
+        ("history", 2_000),
+        ("turnlog", 0),
+        ("embed", 1),
+        ("embed", 32),
+    ] {
         scenario(c, name, size, true);
     }
     umwelt::perf::set_enabled(None);

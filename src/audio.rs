@@ -12,15 +12,26 @@ pub const SAMPLE_RATE: u32 = 16_000;
 
 /// Read a WAV file of any rate, mono or multi-channel, integer or float, as 16 kHz mono.
 pub fn read_wav_16k_mono(path: &Path) -> Result<Vec<f32>> {
-    let mut reader = hound::WavReader::open(path)
-        .map_err(|e| Error::Audio(format!("could not read {} as a WAV file: {e}", path.display())))?;
+    let mut reader = hound::WavReader::open(path).map_err(|e| {
+        Error::Audio(format!(
+            "could not read {} as a WAV file: {e}",
+            path.display()
+        ))
+    })?;
     let spec = reader.spec();
     let bad = |e: hound::Error| Error::Audio(format!("{} is damaged: {e}", path.display()));
     let interleaved: Vec<f32> = match spec.sample_format {
-        hound::SampleFormat::Float => reader.samples::<f32>().collect::<Result<_, _>>().map_err(bad)?,
+        hound::SampleFormat::Float => reader
+            .samples::<f32>()
+            .collect::<Result<_, _>>()
+            .map_err(bad)?,
         hound::SampleFormat::Int => {
             let scale = 1.0 / (1u64 << (spec.bits_per_sample - 1)) as f32;
-            reader.samples::<i32>().map(|s| s.map(|s| s as f32 * scale)).collect::<Result<_, _>>().map_err(bad)?
+            reader
+                .samples::<i32>()
+                .map(|s| s.map(|s| s as f32 * scale))
+                .collect::<Result<_, _>>()
+                .map_err(bad)?
         }
     };
     let mono = downmix(&interleaved, spec.channels as usize);
@@ -30,15 +41,29 @@ pub fn read_wav_16k_mono(path: &Path) -> Result<Vec<f32>> {
 /// Write 16 kHz mono samples as a 16-bit WAV, through a temporary file renamed into place, so a
 /// crash never leaves half a recording under the final name.
 pub fn write_wav_16k_mono(path: &Path, samples: &[f32]) -> Result<()> {
-    let spec = hound::WavSpec { channels: 1, sample_rate: SAMPLE_RATE, bits_per_sample: 16, sample_format: hound::SampleFormat::Int };
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: SAMPLE_RATE,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
     let tmp = path.with_extension("wav.part");
-    let err = |e: hound::Error| Error::Audio(format!("could not write the recording to {}: {e}", tmp.display()));
+    let err = |e: hound::Error| {
+        Error::Audio(format!(
+            "could not write the recording to {}: {e}",
+            tmp.display()
+        ))
+    };
     let mut w = hound::WavWriter::create(&tmp, spec).map_err(err)?;
     for s in samples {
-        w.write_sample((s.clamp(-1.0, 1.0) * i16::MAX as f32) as i16).map_err(err)?;
+        w.write_sample((s.clamp(-1.0, 1.0) * i16::MAX as f32) as i16)
+            .map_err(err)?;
     }
     w.finalize().map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(Error::io(format!("saving the recording as {}", path.display())))
+    std::fs::rename(&tmp, path).map_err(Error::io(format!(
+        "saving the recording as {}",
+        path.display()
+    )))
 }
 
 /// Average interleaved channels into one.
@@ -46,7 +71,10 @@ pub fn downmix(interleaved: &[f32], channels: usize) -> Vec<f32> {
     if channels <= 1 {
         return interleaved.to_vec();
     }
-    interleaved.chunks_exact(channels).map(|f| f.iter().sum::<f32>() / channels as f32).collect()
+    interleaved
+        .chunks_exact(channels)
+        .map(|f| f.iter().sum::<f32>() / channels as f32)
+        .collect()
 }
 
 /// Resample mono audio with a band-limited FFT resampler (rubato), compensating its delay so the
@@ -55,22 +83,34 @@ pub fn resample(input: &[f32], from: u32, to: u32) -> Result<Vec<f32>> {
     if from == to || input.is_empty() {
         return Ok(input.to_vec());
     }
-    let err = |e: &dyn std::fmt::Display| Error::Audio(format!("could not resample {from} Hz to {to} Hz: {e}"));
-    let mut r = FftFixedIn::<f32>::new(from as usize, to as usize, 1024, 2, 1).map_err(|e| err(&e))?;
+    let err = |e: &dyn std::fmt::Display| {
+        Error::Audio(format!("could not resample {from} Hz to {to} Hz: {e}"))
+    };
+    let mut r =
+        FftFixedIn::<f32>::new(from as usize, to as usize, 1024, 2, 1).map_err(|e| err(&e))?;
     let expected = (input.len() as u64 * to as u64 / from as u64) as usize;
     let delay = r.output_delay();
     let mut out = Vec::with_capacity(expected + delay + 2048);
     let mut pos = 0;
     while input.len() - pos >= r.input_frames_next() {
         let n = r.input_frames_next();
-        out.extend_from_slice(&r.process(&[&input[pos..pos + n]], None).map_err(|e| err(&e))?[0]);
+        out.extend_from_slice(
+            &r.process(&[&input[pos..pos + n]], None)
+                .map_err(|e| err(&e))?[0],
+        );
         pos += n;
     }
     if pos < input.len() {
-        out.extend_from_slice(&r.process_partial(Some(&[&input[pos..]]), None).map_err(|e| err(&e))?[0]);
+        out.extend_from_slice(
+            &r.process_partial(Some(&[&input[pos..]]), None)
+                .map_err(|e| err(&e))?[0],
+        );
     }
     while out.len() < expected + delay {
-        out.extend_from_slice(&r.process_partial::<&[f32]>(None, None).map_err(|e| err(&e))?[0]);
+        out.extend_from_slice(
+            &r.process_partial::<&[f32]>(None, None)
+                .map_err(|e| err(&e))?[0],
+        );
     }
     out.drain(..delay);
     out.truncate(expected);
@@ -84,24 +124,36 @@ mod tests {
     #[test]
     fn resampling_keeps_length_and_pitch() {
         // One second of 440 Hz at 48 kHz becomes one second at 16 kHz with the same zero crossings.
-        let tone: Vec<f32> = (0..48_000).map(|i| (i as f32 * 440.0 * std::f32::consts::TAU / 48_000.0).sin() * 0.5).collect();
+        let tone: Vec<f32> = (0..48_000)
+            .map(|i| (i as f32 * 440.0 * std::f32::consts::TAU / 48_000.0).sin() * 0.5)
+            .collect();
         let out = resample(&tone, 48_000, 16_000).unwrap();
         assert_eq!(out.len(), 16_000);
-        let crossings = out[1000..15_000].windows(2).filter(|w| w[0] < 0.0 && w[1] >= 0.0).count();
-        assert!((crossings as i64 - 385).abs() <= 2, "{crossings} rising crossings in 0.875 s");
+        let crossings = out[1000..15_000]
+            .windows(2)
+            .filter(|w| w[0] < 0.0 && w[1] >= 0.0)
+            .count();
+        assert!(
+            (crossings as i64 - 385).abs() <= 2,
+            "{crossings} rising crossings in 0.875 s"
+        );
     }
 
     #[test]
     fn wav_round_trip_and_bad_files() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.wav");
-        let samples: Vec<f32> = (0..1600).map(|i| ((i % 100) as f32 / 100.0) - 0.5).collect();
+        let samples: Vec<f32> = (0..1600)
+            .map(|i| ((i % 100) as f32 / 100.0) - 0.5)
+            .collect();
         write_wav_16k_mono(&p, &samples).unwrap();
         let back = read_wav_16k_mono(&p).unwrap();
         assert_eq!(back.len(), samples.len());
         assert!(back.iter().zip(&samples).all(|(a, b)| (a - b).abs() < 1e-3));
         std::fs::write(dir.path().join("bad.wav"), b"RIFF....not a wav").unwrap();
-        let e = read_wav_16k_mono(&dir.path().join("bad.wav")).unwrap_err().to_string();
+        let e = read_wav_16k_mono(&dir.path().join("bad.wav"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bad.wav"), "{e}");
     }
 }

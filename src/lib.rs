@@ -10,6 +10,7 @@
 //! | [`store`] | the SQLite file: schema, remember, recall, list, delete |
 //! | [`embed`] | the embedding model (lazy) |
 //! | [`speech`] | microphone, whisper, dictation |
+//! | [`voice`] | reading aloud: espeak-ng phonemes, Kokoro on ONNX Runtime, streamed playback |
 //! | [`audio`] | WAV files and resampling |
 //! | [`models`] | model manifest, resolver, whisper CTranslate2→GGML converter |
 //! | [`perf`] | the `UMWELT_PERF=off` switch |
@@ -26,6 +27,7 @@ pub mod paths;
 pub mod perf;
 pub mod speech;
 pub mod store;
+pub mod voice;
 
 pub use error::{Error, Result};
 pub use store::{Hit, Memory, MemoryId, Store};

@@ -8,7 +8,9 @@ pub fn data_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("UMWELT_DATA_DIR") {
         return PathBuf::from(d);
     }
-    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("umwelt")
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("umwelt")
 }
 
 /// The memory file: one SQLite database.

@@ -7,7 +7,10 @@ pub fn enabled() -> bool {
     match OVERRIDE.load(std::sync::atomic::Ordering::Relaxed) {
         1 => true,
         2 => false,
-        _ => !matches!(std::env::var("UMWELT_PERF").as_deref(), Ok("off") | Ok("0") | Ok("false")),
+        _ => !matches!(
+            std::env::var("UMWELT_PERF").as_deref(),
+            Ok("off") | Ok("0") | Ok("false")
+        ),
     }
 }
 
@@ -26,5 +29,7 @@ pub fn set_enabled(on: Option<bool>) {
 
 /// Threads for compute-bound work: every core when tuned.
 pub fn threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
 }

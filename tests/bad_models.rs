@@ -13,10 +13,15 @@ fn missing_and_corrupt_models_are_reported_clearly() {
     // A corrupt whisper file, where the resolver looks first.
     let bad = dir.path().join(WHISPER_TINY_EN);
     std::fs::write(&bad, b"lmgg and then garbage").unwrap();
-    let e = Transcriber::load().err().expect("a damaged model must not load");
+    let e = Transcriber::load()
+        .err()
+        .expect("a damaged model must not load");
     assert!(matches!(e, Error::ModelCorrupt { .. }), "{e}");
     let msg = e.to_string();
-    assert!(msg.contains(&bad.display().to_string()) && msg.contains("setup-models.sh"), "{msg}");
+    assert!(
+        msg.contains(&bad.display().to_string()) && msg.contains("setup-models.sh"),
+        "{msg}"
+    );
     // Loading it directly (skipping the checksum) is still an error, not a crash.
     assert!(Transcriber::load_from(&bad).is_err());
 
@@ -30,5 +35,8 @@ fn missing_and_corrupt_models_are_reported_clearly() {
     // A model that is not anywhere.
     std::fs::remove_file(&bad).unwrap();
     let e = models::locate(WHISPER_TINY_EN).unwrap_err();
-    assert!(matches!(e, Error::ModelMissing { .. }) && e.to_string().contains("setup-models.sh"), "{e}");
+    assert!(
+        matches!(e, Error::ModelMissing { .. }) && e.to_string().contains("setup-models.sh"),
+        "{e}"
+    );
 }

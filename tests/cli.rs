@@ -13,11 +13,31 @@ fn cli(db: &std::path::Path) -> Command {
 fn remember_recall_list_round_trip_as_json() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.sqlite");
-    for note in ["remember to buy milk", "the dentist is on Tuesday", "call mum about the holidays"] {
-        let out = cli(&db).args(["remember", "--session", "s1", note]).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for note in [
+        "remember to buy milk",
+        "the dentist is on Tuesday",
+        "call mum about the holidays",
+    ] {
+        let out = cli(&db)
+            .args(["remember", "--session", "s1", note])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    let out = cli(&db).args(["recall", "--json", "--k", "2", "what did I need from the shop?"]).output().unwrap();
+    let out = cli(&db)
+        .args([
+            "recall",
+            "--json",
+            "--k",
+            "2",
+            "what did I need from the shop?",
+        ])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(hits.as_array().unwrap().len(), 2);
@@ -35,19 +55,51 @@ fn bad_input_is_refused_with_a_message_and_a_failing_exit_code() {
     let cases: Vec<(Vec<&std::ffi::OsStr>, &str)> = vec![
         (vec!["remember".as_ref(), invalid], "UTF-8"),
         (vec!["remember".as_ref(), "   ".as_ref()], "empty"),
-        (vec!["recall".as_ref(), "--k".as_ref(), "0".as_ref(), "x".as_ref()], "between 1 and"),
-        (vec!["recall".as_ref(), "--k".as_ref(), "100000".as_ref(), "x".as_ref()], "between 1 and"),
-        (vec!["bench".as_ref(), "--scenario".as_ref(), "nope".as_ref()], "no scenario"),
+        (
+            vec![
+                "recall".as_ref(),
+                "--k".as_ref(),
+                "0".as_ref(),
+                "x".as_ref(),
+            ],
+            "between 1 and",
+        ),
+        (
+            vec![
+                "recall".as_ref(),
+                "--k".as_ref(),
+                "100000".as_ref(),
+                "x".as_ref(),
+            ],
+            "between 1 and",
+        ),
+        (
+            vec!["bench".as_ref(), "--scenario".as_ref(), "nope".as_ref()],
+            "no scenario",
+        ),
     ];
     for (args, says) in cases {
         let out = cli(&db).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(says), "{args:?}: {err}");
+        assert!(
+            !out.status.success() && err.contains(says),
+            "{args:?}: {err}"
+        );
     }
     // A scope that does not exist, and a query of punctuation only: a correct empty answer.
-    let out = cli(&db).args(["recall", "--scope", "nobody", "--json", "?!;"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(), serde_json::json!([]));
+    let out = cli(&db)
+        .args(["recall", "--scope", "nobody", "--json", "?!;"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+        serde_json::json!([])
+    );
 }
 
 #[test]
@@ -55,19 +107,58 @@ fn the_fast_bench_runs_and_keeps_its_numbers_as_json() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let out = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"))
-        .args(["bench", "--scenario", "recall,history", "--sizes", "500", "--iterations", "5", "--json"])
+        .args([
+            "bench",
+            "--scenario",
+            "recall,history",
+            "--sizes",
+            "500",
+            "--iterations",
+            "5",
+            "--json",
+        ])
         .arg(&json)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report = umwelt::bench::parse_report(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let names: Vec<(&str, &str)> = report.results.iter().map(|m| (m.scenario.as_str(), m.mode.as_str())).collect();
-    assert_eq!(names, [("recall", "on"), ("recall", "off"), ("history", "on"), ("history", "off")]);
-    assert!(report.results.iter().all(|m| m.iterations == 5 && m.p50_ms <= m.p95_ms && m.p95_ms <= m.p99_ms));
-    assert_eq!(report.results[0].agreement, Some(1.0), "one session is searched exactly");
+    let names: Vec<(&str, &str)> = report
+        .results
+        .iter()
+        .map(|m| (m.scenario.as_str(), m.mode.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("recall", "on"),
+            ("recall", "off"),
+            ("history", "on"),
+            ("history", "off")
+        ]
+    );
+    assert!(report
+        .results
+        .iter()
+        .all(|m| m.iterations == 5 && m.p50_ms <= m.p95_ms && m.p95_ms <= m.p99_ms));
+    assert_eq!(
+        report.results[0].agreement,
+        Some(1.0),
+        "one session is searched exactly"
+    );
     // Compare with itself: every row is paired.
     let out = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"))
-        .args(["bench", "--scenario", "history", "--iterations", "5", "--compare"])
+        .args([
+            "bench",
+            "--scenario",
+            "history",
+            "--iterations",
+            "5",
+            "--compare",
+        ])
         .arg(&json)
         .output()
         .unwrap();

@@ -31,10 +31,24 @@ fn both_recall_paths_reach_the_index_and_agree_with_the_plain_path() {
         for s in [None, Some(session.as_str())] {
             perf::set_enabled(Some(true));
             let before = store.recall_stats();
-            let fast: Vec<i64> = store.recall_vector(&q, "bench", s, 10, c.now).unwrap().iter().map(|h| h.memory.id).collect();
-            assert_eq!(store.recall_stats().indexed, before.indexed + 1, "recall with session {s:?} must use the index");
+            let fast: Vec<i64> = store
+                .recall_vector(&q, "bench", s, 10, c.now)
+                .unwrap()
+                .iter()
+                .map(|h| h.memory.id)
+                .collect();
+            assert_eq!(
+                store.recall_stats().indexed,
+                before.indexed + 1,
+                "recall with session {s:?} must use the index"
+            );
             perf::set_enabled(Some(false));
-            let plain: Vec<i64> = store.recall_vector(&q, "bench", s, 10, c.now).unwrap().iter().map(|h| h.memory.id).collect();
+            let plain: Vec<i64> = store
+                .recall_vector(&q, "bench", s, 10, c.now)
+                .unwrap()
+                .iter()
+                .map(|h| h.memory.id)
+                .collect();
             assert_eq!(store.recall_stats().scanned, before.scanned + 1);
             assert_eq!(fast, plain, "query {i}, session {s:?}");
             assert_eq!(fast.len(), 10);
@@ -50,13 +64,40 @@ fn writes_after_the_index_is_loaded_are_found_and_deletes_are_gone() {
     let (_d, c) = corpus(500);
     let store = Store::open(&c.path).unwrap();
     let mut rng = Rng::new(11);
-    store.recall_vector(&rng.vector(), "bench", None, 5, c.now).unwrap(); // loads the index
+    store
+        .recall_vector(&rng.vector(), "bench", None, 5, c.now)
+        .unwrap(); // loads the index
     let v = rng.vector();
-    let id = store.remember_with_vector(&NewMemory { scope: "bench", session: "new", text: "fresh", ..Default::default() }, &v).unwrap();
-    assert_eq!(store.recall_vector(&v, "bench", None, 1, c.now).unwrap()[0].memory.id, id);
-    assert_eq!(store.recall_vector(&v, "bench", Some("new"), 5, c.now).unwrap().len(), 1);
+    let id = store
+        .remember_with_vector(
+            &NewMemory {
+                scope: "bench",
+                session: "new",
+                text: "fresh",
+                ..Default::default()
+            },
+            &v,
+        )
+        .unwrap();
+    assert_eq!(
+        store.recall_vector(&v, "bench", None, 1, c.now).unwrap()[0]
+            .memory
+            .id,
+        id
+    );
+    assert_eq!(
+        store
+            .recall_vector(&v, "bench", Some("new"), 5, c.now)
+            .unwrap()
+            .len(),
+        1
+    );
     store.delete(id).unwrap();
-    assert!(store.recall_vector(&v, "bench", None, 10, c.now).unwrap().iter().all(|h| h.memory.id != id));
+    assert!(store
+        .recall_vector(&v, "bench", None, 10, c.now)
+        .unwrap()
+        .iter()
+        .all(|h| h.memory.id != id));
     perf::set_enabled(None);
 }
 
@@ -65,13 +106,29 @@ fn forget_removes_a_scope_and_touches_nothing_else() {
     let (_d, c) = corpus(300);
     let store = Store::open(&c.path).unwrap();
     let mut rng = Rng::new(3);
-    let other = store.remember_with_vector(&NewMemory { scope: "someone else", text: "not mine", ..Default::default() }, &rng.vector()).unwrap();
-    store.append_message("bench", "session-1", "user", "hello").unwrap();
-    store.append_message("someone else", "s", "user", "hi").unwrap();
+    let other = store
+        .remember_with_vector(
+            &NewMemory {
+                scope: "someone else",
+                text: "not mine",
+                ..Default::default()
+            },
+            &rng.vector(),
+        )
+        .unwrap();
+    store
+        .append_message("bench", "session-1", "user", "hello")
+        .unwrap();
+    store
+        .append_message("someone else", "s", "user", "hi")
+        .unwrap();
     assert_eq!(store.forget("bench").unwrap(), 300);
     assert_eq!(store.count("bench").unwrap(), 0);
     assert!(store.history("bench", "session-1", 10).unwrap().is_empty());
-    assert!(store.recall_vector(&rng.vector(), "bench", None, 5, now_ms()).unwrap().is_empty());
+    assert!(store
+        .recall_vector(&rng.vector(), "bench", None, 5, now_ms())
+        .unwrap()
+        .is_empty());
     assert_eq!(store.get(other).unwrap().text, "not mine");
     assert_eq!(store.history("someone else", "s", 10).unwrap().len(), 1);
     assert_eq!(store.forget("nobody").unwrap(), 0);
@@ -88,24 +145,49 @@ fn reembed_rewrites_every_vector_in_batches_and_resumes_after_an_interruption() 
     let cancel = AtomicBool::new(false);
     let mut seen = Vec::new();
     let p = store
-        .reembed_all("model-b", 100, &embed, &mut |p: ReembedProgress| {
-            seen.push(p);
-            if p.done >= 200 {
-                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        }, &cancel)
+        .reembed_all(
+            "model-b",
+            100,
+            &embed,
+            &mut |p: ReembedProgress| {
+                seen.push(p);
+                if p.done >= 200 {
+                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            },
+            &cancel,
+        )
         .unwrap();
-    assert_eq!(p, ReembedProgress { done: 200, total: 1000 });
+    assert_eq!(
+        p,
+        ReembedProgress {
+            done: 200,
+            total: 1000
+        }
+    );
     assert_eq!(seen.first().unwrap().done, 0);
     assert_eq!(store.stale_embeddings("model-b").unwrap(), 800);
     // Resume in a new process's worth of state: reopen the file.
     drop(store);
     let store = Store::open(&c.path).unwrap();
-    let p = store.reembed_all("model-b", 300, &embed, &mut |_| {}, &AtomicBool::new(false)).unwrap();
-    assert_eq!(p, ReembedProgress { done: 800, total: 800 });
+    let p = store
+        .reembed_all("model-b", 300, &embed, &mut |_| {}, &AtomicBool::new(false))
+        .unwrap();
+    assert_eq!(
+        p,
+        ReembedProgress {
+            done: 800,
+            total: 800
+        }
+    );
     assert_eq!(store.stale_embeddings("model-b").unwrap(), 0);
-    let hits = store.recall_vector(&target, "bench", None, 10, c.now).unwrap();
-    assert!(hits.iter().all(|h| h.similarity > 0.999), "every vector is the new one");
+    let hits = store
+        .recall_vector(&target, "bench", None, 10, c.now)
+        .unwrap();
+    assert!(
+        hits.iter().all(|h| h.similarity > 0.999),
+        "every vector is the new one"
+    );
 }
 
 #[test]
@@ -115,10 +197,29 @@ fn history_survives_a_clean_shutdown_and_keeps_its_order() {
     {
         let store = Store::open(&path).unwrap();
         for i in 0..2000 {
-            store.append_message("me", "chat", if i % 2 == 0 { "user" } else { "assistant" }, &format!("m{i}")).unwrap();
+            store
+                .append_message(
+                    "me",
+                    "chat",
+                    if i % 2 == 0 { "user" } else { "assistant" },
+                    &format!("m{i}"),
+                )
+                .unwrap();
         }
         store
-            .log_turn("me", "chat", Turn { user_text: "q".into(), reply_text: "a".into(), stages: vec![Stage { stage: "stt".into(), ms: 412.5 }], at: now_ms() })
+            .log_turn(
+                "me",
+                "chat",
+                Turn {
+                    user_text: "q".into(),
+                    reply_text: "a".into(),
+                    stages: vec![Stage {
+                        stage: "stt".into(),
+                        ms: 412.5,
+                    }],
+                    at: now_ms(),
+                },
+            )
             .unwrap();
         // Dropped right after the last acknowledged append: nothing may be lost.
     }
@@ -127,7 +228,15 @@ fn history_survives_a_clean_shutdown_and_keeps_its_order() {
     assert_eq!(h.len(), 2000);
     assert_eq!(h[0].text, "m0");
     assert_eq!(h[1999].text, "m1999");
-    assert_eq!(store.history("me", "chat", 3).unwrap().iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["m1997", "m1998", "m1999"]);
+    assert_eq!(
+        store
+            .history("me", "chat", 3)
+            .unwrap()
+            .iter()
+            .map(|m| m.text.as_str())
+            .collect::<Vec<_>>(),
+        ["m1997", "m1998", "m1999"]
+    );
     let t = store.turns("me", "chat", 10).unwrap();
     assert_eq!(t.len(), 1);
     assert_eq!(t[0].stages[0].ms, 412.5);
@@ -160,12 +269,30 @@ fn startup_loads_no_model_and_migrates_an_older_file() {
     let store = Store::open(&path).unwrap();
     assert!(!store.embedder().is_loaded());
     assert_eq!(store.list("me", 10, None).unwrap()[0].text, "an old note");
-    assert_eq!(store.stale_embeddings("anything").unwrap(), 1, "an old claim has no recorded model");
+    assert_eq!(
+        store.stale_embeddings("anything").unwrap(),
+        1,
+        "an old claim has no recorded model"
+    );
     store.append_message("me", "s", "user", "works").unwrap();
-    store.remember_with_vector(&NewMemory { scope: "me", text: "a new note", ..Default::default() }, &Rng::new(1).vector()).unwrap();
+    store
+        .remember_with_vector(
+            &NewMemory {
+                scope: "me",
+                text: "a new note",
+                ..Default::default()
+            },
+            &Rng::new(1).vector(),
+        )
+        .unwrap();
     assert_eq!(store.count("me").unwrap(), 2);
     // The old note's vector came across: it is found.
     let q = vec![0.05103104f32; 384];
-    assert_eq!(store.recall_vector(&q, "me", None, 1, now_ms()).unwrap()[0].memory.text, "an old note");
+    assert_eq!(
+        store.recall_vector(&q, "me", None, 1, now_ms()).unwrap()[0]
+            .memory
+            .text,
+        "an old note"
+    );
     assert_eq!(store.history("me", "s", 1).unwrap()[0].text, "works");
 }

@@ -43,7 +43,18 @@ fn a_sentence_through_the_alsa_microphone_becomes_the_right_text() {
     // One second of silence after the sentence, as a speaker would leave before pressing Stop.
     let st = Command::new("sox")
         .arg(&wav)
-        .args(["-r", "16000", "-c", "1", "-b", "16", "-e", "signed-integer", "-t", "raw"])
+        .args([
+            "-r",
+            "16000",
+            "-c",
+            "1",
+            "-b",
+            "16",
+            "-e",
+            "signed-integer",
+            "-t",
+            "raw",
+        ])
         .arg(&raw)
         .args(["pad", "0", "1"])
         .status()
@@ -57,9 +68,17 @@ fn a_sentence_through_the_alsa_microphone_becomes_the_right_text() {
     let secs = std::fs::metadata(&raw).unwrap().len() as f32 / 32_000.0;
     let rec = Recorder::start(None).unwrap();
     // The file device runs faster than real time: wait for the samples, not the clock.
-    assert!(rec.wait_for(secs, Duration::from_secs(30)), "only {} s captured", rec.captured_seconds());
+    assert!(
+        rec.wait_for(secs, Duration::from_secs(30)),
+        "only {} s captured",
+        rec.captured_seconds()
+    );
     let pcm = rec.stop().unwrap();
-    assert!(pcm.len() as f32 >= secs * 16_000.0 * 0.98, "{} samples", pcm.len());
+    assert!(
+        pcm.len() as f32 >= secs * 16_000.0 * 0.98,
+        "{} samples",
+        pcm.len()
+    );
 
     let text = Transcriber::load().unwrap().transcribe(&pcm).unwrap();
     let got = common::words(&text);
@@ -68,6 +87,9 @@ fn a_sentence_through_the_alsa_microphone_becomes_the_right_text() {
     }
 
     // A microphone that is not there gives a clear message.
-    let e = Recorder::start(Some("no such microphone")).err().expect("must fail").to_string();
+    let e = Recorder::start(Some("no such microphone"))
+        .err()
+        .expect("must fail")
+        .to_string();
     assert!(e.contains("not connected"), "{e}");
 }

@@ -10,10 +10,21 @@ use umwelt::{Error, Store};
 fn a_paraphrased_question_recalls_the_right_note_first() {
     let (_dir, db) = common::temp_db();
     let store = Store::open(&db).unwrap();
-    assert!(!store.embedder().is_loaded(), "opening a store must not load a model");
+    assert!(
+        !store.embedder().is_loaded(),
+        "opening a store must not load a model"
+    );
     let milk = store.remember("me", "s1", "remember to buy milk").unwrap();
-    let dentist = store.remember("me", "s1", "the dentist appointment is on Tuesday at nine").unwrap();
-    let wifi = store.remember("me", "s2", "the wifi password at the cabin is written on the fridge").unwrap();
+    let dentist = store
+        .remember("me", "s1", "the dentist appointment is on Tuesday at nine")
+        .unwrap();
+    let wifi = store
+        .remember(
+            "me",
+            "s2",
+            "the wifi password at the cabin is written on the fridge",
+        )
+        .unwrap();
 
     let cases = [
         ("what did I need from the shop?", milk),
@@ -23,12 +34,22 @@ fn a_paraphrased_question_recalls_the_right_note_first() {
     ];
     for (question, want) in cases {
         let hits = store.recall(question, "me", None, 3).unwrap();
-        assert_eq!(hits[0].memory.id, want, "{question:?} -> {:?}", hits.iter().map(|h| &h.memory.text).collect::<Vec<_>>());
+        assert_eq!(
+            hits[0].memory.id,
+            want,
+            "{question:?} -> {:?}",
+            hits.iter().map(|h| &h.memory.text).collect::<Vec<_>>()
+        );
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
     }
     // Narrowed to one session, only that session's notes come back.
-    let s2 = store.recall("what did I need from the shop?", "me", Some("s2"), 3).unwrap();
-    assert_eq!(s2.iter().map(|h| h.memory.id).collect::<Vec<_>>(), vec![wifi]);
+    let s2 = store
+        .recall("what did I need from the shop?", "me", Some("s2"), 3)
+        .unwrap();
+    assert_eq!(
+        s2.iter().map(|h| h.memory.id).collect::<Vec<_>>(),
+        vec![wifi]
+    );
 }
 
 #[test]
@@ -42,12 +63,24 @@ fn memories_survive_closing_and_reopening_the_file() {
     }
     let store = Store::open(&db).unwrap();
     let list = store.list("me", 10, None).unwrap();
-    assert_eq!(list.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), vec!["third note", "second note", "first note"]);
-    assert_eq!(store.recall("the second one", "me", None, 1).unwrap()[0].memory.text, "second note");
+    assert_eq!(
+        list.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+        vec!["third note", "second note", "first note"]
+    );
+    assert_eq!(
+        store.recall("the second one", "me", None, 1).unwrap()[0]
+            .memory
+            .text,
+        "second note"
+    );
     // Deleting removes it from the list and from recall.
     store.delete(list[1].id).unwrap();
     assert_eq!(store.count("me").unwrap(), 2);
-    assert!(store.recall("second note", "me", None, 5).unwrap().iter().all(|h| h.memory.id != list[1].id));
+    assert!(store
+        .recall("second note", "me", None, 5)
+        .unwrap()
+        .iter()
+        .all(|h| h.memory.id != list[1].id));
     assert!(matches!(store.delete(list[1].id), Err(Error::NotFound(_))));
 }
 
@@ -57,9 +90,34 @@ fn recency_breaks_ties_between_equally_close_memories() {
     let store = Store::open(&db).unwrap();
     let day = 86_400_000;
     let now = umwelt::store::now_ms();
-    let v = store.embedder().get().unwrap().embed_one("parking spot is level three").unwrap();
-    let old = store.remember_with_vector(&NewMemory { scope: "me", text: "parking spot is level three", created_at: Some(now - 200 * day), ..Default::default() }, &v).unwrap();
-    let new = store.remember_with_vector(&NewMemory { scope: "me", text: "parking spot is level three", created_at: Some(now - day), ..Default::default() }, &v).unwrap();
+    let v = store
+        .embedder()
+        .get()
+        .unwrap()
+        .embed_one("parking spot is level three")
+        .unwrap();
+    let old = store
+        .remember_with_vector(
+            &NewMemory {
+                scope: "me",
+                text: "parking spot is level three",
+                created_at: Some(now - 200 * day),
+                ..Default::default()
+            },
+            &v,
+        )
+        .unwrap();
+    let new = store
+        .remember_with_vector(
+            &NewMemory {
+                scope: "me",
+                text: "parking spot is level three",
+                created_at: Some(now - day),
+                ..Default::default()
+            },
+            &v,
+        )
+        .unwrap();
     let hits = store.recall_vector(&v, "me", None, 2, now).unwrap();
     assert_eq!(hits[0].memory.id, new);
     assert_eq!(hits[1].memory.id, old);
@@ -75,17 +133,33 @@ fn bad_input_gets_a_clear_error_and_writes_nothing() {
         assert!(matches!(e, Error::InvalidInput(_)), "{e}");
     }
     let huge = "x".repeat(1 << 20);
-    assert!(store.remember("me", "", &huge).unwrap_err().to_string().contains("KiB"));
+    assert!(store
+        .remember("me", "", &huge)
+        .unwrap_err()
+        .to_string()
+        .contains("KiB"));
     assert_eq!(store.count("me").unwrap(), 0);
 
     store.remember("me", "", "a real note").unwrap();
-    assert!(matches!(store.recall("note", "me", None, 0), Err(Error::InvalidInput(_))));
-    assert!(matches!(store.recall("note", "me", None, MAX_K + 1), Err(Error::InvalidInput(_))));
+    assert!(matches!(
+        store.recall("note", "me", None, 0),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        store.recall("note", "me", None, MAX_K + 1),
+        Err(Error::InvalidInput(_))
+    ));
     assert!(store.recall("note", "nobody", None, 5).unwrap().is_empty());
     let punct = store.recall("?!... ;", "me", None, 5).unwrap();
     assert_eq!(punct.len(), 1);
     // Hostile strings are stored and searched as text, never as SQL.
-    let id = store.remember("me", "'; DROP TABLE claim; --", "Robert'); DROP TABLE claim;-- \u{0} \u{202e}").unwrap();
+    let id = store
+        .remember(
+            "me",
+            "'; DROP TABLE claim; --",
+            "Robert'); DROP TABLE claim;-- \u{0} \u{202e}",
+        )
+        .unwrap();
     assert_eq!(store.get(id).unwrap().session, "'; DROP TABLE claim; --");
     assert_eq!(store.count("me").unwrap(), 2);
 }
@@ -102,6 +176,12 @@ fn recall_reaches_the_vector_index_with_and_without_a_session() {
     store.recall("groceries", "me", Some("s1"), 3).unwrap();
     let after = store.recall_stats();
     let optimised = umwelt::perf::enabled();
-    assert_eq!(after.indexed - before.indexed, if optimised { 2 } else { 0 });
-    assert_eq!(after.scanned - before.scanned, if optimised { 0 } else { 2 });
+    assert_eq!(
+        after.indexed - before.indexed,
+        if optimised { 2 } else { 0 }
+    );
+    assert_eq!(
+        after.scanned - before.scanned,
+        if optimised { 0 } else { 2 }
+    );
 }

@@ -3,8 +3,11 @@
 //! it when run with `UPDATE_BINDINGS=1`.
 
 use ts_rs::TS;
+use umwelt::bench::{
+    BenchConfig, Delta, Machine, Measurement, Progress, Report, RunSummary, ScenarioView,
+    TimingSeries,
+};
 use umwelt::speech::InputDevice;
-use umwelt::bench::{BenchConfig, Delta, Machine, Measurement, Progress, Report, RunSummary, ScenarioView, TimingSeries};
 use umwelt::store::ReembedProgress;
 use umwelt::{Hit, Memory};
 
@@ -12,7 +15,9 @@ use crate::error::CommandError;
 
 /// The contents of `ui/src/bindings.ts`.
 pub fn typescript() -> String {
-    let mut out = String::from("// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit.\n\n");
+    let mut out = String::from(
+        "// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit.\n\n",
+    );
     for decl in [
         Memory::decl(),
         Hit::decl(),

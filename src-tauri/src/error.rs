@@ -14,7 +14,10 @@ pub struct CommandError {
 
 impl CommandError {
     pub fn new(kind: &str, message: impl Into<String>) -> CommandError {
-        CommandError { kind: kind.into(), message: message.into() }
+        CommandError {
+            kind: kind.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -26,6 +29,7 @@ impl From<umwelt::Error> for CommandError {
             NotFound(_) => "not_found",
             ModelMissing { .. } | ModelCorrupt { .. } | ModelLoad { .. } => "model",
             Audio(_) => "audio",
+            Cancelled => "cancelled",
             Db(_) | Io { .. } => "internal",
         };
         CommandError::new(kind, e.to_string())

@@ -51,7 +51,11 @@ pub fn run() {
         .setup(|app| {
             let started = std::time::Instant::now();
             let state = state::AppState::open(umwelt::paths::data_dir())?;
-            let _ = state.runs.record("startup", umwelt::store::now_ms(), started.elapsed().as_secs_f64() * 1e3);
+            let _ = state.runs.record(
+                "startup",
+                umwelt::store::now_ms(),
+                started.elapsed().as_secs_f64() * 1e3,
+            );
             let handle = app.handle().clone();
             state.warm_up(move |p| {
                 let _ = handle.emit(events::REEMBED_PROGRESS, p);

@@ -40,10 +40,17 @@ impl Drop for BenchGuard {
 }
 
 /// Run the harness and keep the run (a cancelled run keeps what it measured, if anything).
-pub fn run_and_keep(runs: &Runs, config: &BenchConfig, progress: &mut dyn FnMut(&Progress), cancel: &AtomicBool) -> umwelt::Result<RunSummary> {
+pub fn run_and_keep(
+    runs: &Runs,
+    config: &BenchConfig,
+    progress: &mut dyn FnMut(&Progress),
+    cancel: &AtomicBool,
+) -> umwelt::Result<RunSummary> {
     let report = bench::run(config, progress, cancel)?;
     if report.results.is_empty() {
-        return Err(umwelt::Error::InvalidInput("the benchmark was cancelled before anything was measured".into()));
+        return Err(umwelt::Error::InvalidInput(
+            "the benchmark was cancelled before anything was measured".into(),
+        ));
     }
     runs.save(&report)
 }
@@ -56,13 +63,32 @@ mod tests {
     fn a_run_streams_progress_and_is_kept() {
         let dir = tempfile::tempdir().unwrap();
         let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
-        let config = BenchConfig { scenarios: vec!["recall".into(), "turnlog".into()], sizes: vec![200], iterations: Some(3), ..Default::default() };
+        let config = BenchConfig {
+            scenarios: vec!["recall".into(), "turnlog".into()],
+            sizes: vec![200],
+            iterations: Some(3),
+            ..Default::default()
+        };
         let mut seen = Vec::new();
-        let kept = run_and_keep(&runs, &config, &mut |p| seen.push(p.clone()), &AtomicBool::new(false)).unwrap();
-        assert_eq!(seen.iter().map(|p| (p.scenario.as_str(), p.done, p.total)).collect::<Vec<_>>(), [("recall", 0, 2), ("turnlog", 1, 2), ("", 2, 2)]);
+        let kept = run_and_keep(
+            &runs,
+            &config,
+            &mut |p| seen.push(p.clone()),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(
+            seen.iter()
+                .map(|p| (p.scenario.as_str(), p.done, p.total))
+                .collect::<Vec<_>>(),
+            [("recall", 0, 2), ("turnlog", 1, 2), ("", 2, 2)]
+        );
         assert_eq!(kept.rows, 4);
         assert_eq!(runs.list().unwrap()[0].id, kept.id);
-        assert_eq!(runs.get(kept.id).unwrap().command, "umwelt-cli bench --scenario recall,turnlog --sizes 200 --iterations 3");
+        assert_eq!(
+            runs.get(kept.id).unwrap().command,
+            "umwelt-cli bench --scenario recall,turnlog --sizes 200 --iterations 3"
+        );
     }
 
     #[test]
@@ -70,23 +96,39 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
         let cancel = AtomicBool::new(false);
-        let config = BenchConfig { scenarios: vec!["recall".into()], sizes: vec![200, 50_000], iterations: Some(3), ..Default::default() };
+        let config = BenchConfig {
+            scenarios: vec!["recall".into()],
+            sizes: vec![200, 50_000],
+            iterations: Some(3),
+            ..Default::default()
+        };
         // Cancel as the second step starts: building its 50 000-memory corpus stops within a batch.
         let mut cancelled_at = None;
-        let kept = run_and_keep(&runs, &config, &mut |p| {
-            if p.done == 1 {
-                cancel.store(true, Ordering::Relaxed);
-                cancelled_at = Some(std::time::Instant::now());
-            }
-        }, &cancel)
+        let kept = run_and_keep(
+            &runs,
+            &config,
+            &mut |p| {
+                if p.done == 1 {
+                    cancel.store(true, Ordering::Relaxed);
+                    cancelled_at = Some(std::time::Instant::now());
+                }
+            },
+            &cancel,
+        )
         .unwrap();
         let waited = cancelled_at.unwrap().elapsed();
         assert!(waited.as_secs_f64() < 1.0, "cancel took {waited:?}");
         let report = runs.get(kept.id).unwrap();
-        assert!(report.results.iter().all(|m| m.size == 200), "{:?}", report.results);
+        assert!(
+            report.results.iter().all(|m| m.size == 200),
+            "{:?}",
+            report.results
+        );
         // Cancelled before anything: nothing kept, a clear message.
         let cancel = AtomicBool::new(true);
-        let e = run_and_keep(&runs, &config, &mut |_| {}, &cancel).unwrap_err().to_string();
+        let e = run_and_keep(&runs, &config, &mut |_| {}, &cancel)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cancelled"), "{e}");
         assert_eq!(runs.list().unwrap().len(), 1);
     }

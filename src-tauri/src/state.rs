@@ -53,10 +53,18 @@ impl AppState {
             .name("umwelt-warm-up".into())
             .spawn(move || {
                 let _ = store.preload(&scope);
-                let Ok(embedder) = store.embedder().get() else { return };
+                let Ok(embedder) = store.embedder().get() else {
+                    return;
+                };
                 if store.stale_embeddings(EMBED_MODEL_ID).unwrap_or(0) > 0 {
                     let embed = |texts: &[&str]| embedder.embed(texts);
-                    if let Err(e) = store.reembed_all(EMBED_MODEL_ID, 64, &embed, &mut on_reembed, &AtomicBool::new(false)) {
+                    if let Err(e) = store.reembed_all(
+                        EMBED_MODEL_ID,
+                        64,
+                        &embed,
+                        &mut on_reembed,
+                        &AtomicBool::new(false),
+                    ) {
                         eprintln!("umwelt: re-embedding stopped: {e}");
                     }
                 }

@@ -3,7 +3,9 @@
 
 use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
+use tauri::test::{
+    get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY,
+};
 use tauri::webview::InvokeRequest;
 use tauri::WebviewWindow;
 use umwelt_app::state::AppState;
@@ -13,7 +15,9 @@ fn app(data_dir: &std::path::Path) -> (tauri::App<MockRuntime>, WebviewWindow<Mo
         .manage(AppState::open(data_dir.to_path_buf()).unwrap())
         .build(mock_context(noop_assets()))
         .unwrap();
-    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
     (app, webview)
 }
 
@@ -40,7 +44,12 @@ fn remember_list_recall_and_delete_through_the_ipc_layer() {
     let milk = invoke(&w, "remember", json!({ "text": "remember to buy milk" })).unwrap();
     assert_eq!(milk["text"], "remember to buy milk");
     assert_eq!(milk["source"], "typed");
-    invoke(&w, "remember", json!({ "text": "the dentist is on Tuesday" })).unwrap();
+    invoke(
+        &w,
+        "remember",
+        json!({ "text": "the dentist is on Tuesday" }),
+    )
+    .unwrap();
 
     let list = invoke(&w, "list_memories", json!({ "limit": 10 })).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 2);
@@ -69,5 +78,8 @@ fn engine_errors_reach_the_web_view_with_a_kind_and_a_message() {
     assert_eq!(e["kind"], "not_found");
 
     let e = invoke(&w, "stop_recording", json!({})).unwrap_err();
-    assert!(e["message"].as_str().unwrap().contains("Record first"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("Record first"),
+        "{e}"
+    );
 }

@@ -41,25 +41,40 @@ impl Machine {
         let os = read("/etc/os-release")
             .lines()
             .find(|l| l.starts_with("PRETTY_NAME="))
-            .map(|l| l.trim_start_matches("PRETTY_NAME=").trim_matches('"').to_string())
+            .map(|l| {
+                l.trim_start_matches("PRETTY_NAME=")
+                    .trim_matches('"')
+                    .to_string()
+            })
             .unwrap_or_else(|| std::env::consts::OS.to_string());
         // Only reads the extension's version string; no benchmark runs in memory.
         crate::store::register_sqlite_vec();
         let sqlite_vec = rusqlite::Connection::open_in_memory()
             .ok()
-            .and_then(|c| c.query_row("SELECT vec_version()", [], |r| r.get::<_, String>(0)).ok())
+            .and_then(|c| {
+                c.query_row("SELECT vec_version()", [], |r| r.get::<_, String>(0))
+                    .ok()
+            })
             .unwrap_or_else(|| "unknown".into());
         Machine {
             cpu,
             threads: crate::perf::threads(),
             memory_gib: (mem_kib / 1024.0 / 1024.0 * 10.0).round() / 10.0,
             os,
-            profile: if cfg!(debug_assertions) { "debug".into() } else { "release".into() },
+            profile: if cfg!(debug_assertions) {
+                "debug".into()
+            } else {
+                "release".into()
+            },
             sqlite: rusqlite::version().to_string(),
             sqlite_vec,
             onnxruntime: "1.31.1".into(),
             whisper_cpp: whisper_rs_version(),
-            perf: if crate::perf::enabled() { "on".into() } else { "off (UMWELT_PERF=off)".into() },
+            perf: if crate::perf::enabled() {
+                "on".into()
+            } else {
+                "off (UMWELT_PERF=off)".into()
+            },
         }
     }
 }

@@ -38,7 +38,10 @@ pub struct ScenarioInfo {
 
 impl ScenarioInfo {
     pub fn target_for(&self, size: usize) -> Option<f64> {
-        self.targets.iter().find(|(s, _)| *s == size || *s == 0).map(|t| t.1)
+        self.targets
+            .iter()
+            .find(|(s, _)| *s == size || *s == 0)
+            .map(|t| t.1)
     }
 }
 
@@ -56,7 +59,12 @@ pub struct ScenarioView {
 pub fn scenarios() -> Vec<ScenarioView> {
     SCENARIOS
         .iter()
-        .map(|s| ScenarioView { name: s.name.into(), answers: s.answers.into(), needs_model: s.needs_model, default_sizes: s.default_sizes.to_vec() })
+        .map(|s| ScenarioView {
+            name: s.name.into(),
+            answers: s.answers.into(),
+            needs_model: s.needs_model,
+            default_sizes: s.default_sizes.to_vec(),
+        })
         .collect()
 }
 
@@ -134,7 +142,13 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Summarise samples (milliseconds) into a measurement row.
-pub fn summarise(scenario: &str, size: usize, mode: &str, mut samples: Vec<f64>, target_ms: Option<f64>) -> Measurement {
+pub fn summarise(
+    scenario: &str,
+    size: usize,
+    mode: &str,
+    mut samples: Vec<f64>,
+    target_ms: Option<f64>,
+) -> Measurement {
     samples.sort_by(f64::total_cmp);
     Measurement {
         scenario: scenario.into(),
@@ -161,7 +175,15 @@ pub fn command_for(config: &BenchConfig) -> String {
         c.push_str(&format!(" --scenario {}", config.scenarios.join(",")));
     }
     if !config.sizes.is_empty() {
-        c.push_str(&format!(" --sizes {}", config.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",")));
+        c.push_str(&format!(
+            " --sizes {}",
+            config
+                .sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
     }
     if let Some(i) = config.iterations {
         c.push_str(&format!(" --iterations {i}"));
@@ -171,20 +193,29 @@ pub fn command_for(config: &BenchConfig) -> String {
 
 /// Run the scenarios `config` names. `progress` is called before each step; `cancel` is checked
 /// between iterations, and a cancelled run returns what it measured so far.
-pub fn run(config: &BenchConfig, progress: &mut dyn FnMut(&Progress), cancel: &AtomicBool) -> crate::Result<Report> {
+pub fn run(
+    config: &BenchConfig,
+    progress: &mut dyn FnMut(&Progress),
+    cancel: &AtomicBool,
+) -> crate::Result<Report> {
     scenarios::run(config, progress, cancel)
 }
 
 /// Read a report from JSON, with a clear message for anything that is not one.
 pub fn parse_report(json: &str) -> crate::Result<Report> {
-    let value: serde_json::Value = serde_json::from_str(json)
-        .map_err(|e| crate::Error::InvalidInput(format!("this is not a benchmark report: the JSON is malformed or cut short ({e})")))?;
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        crate::Error::InvalidInput(format!(
+            "this is not a benchmark report: the JSON is malformed or cut short ({e})"
+        ))
+    })?;
     if value.get("format").and_then(|f| f.as_str()) != Some(REPORT_FORMAT) {
         return Err(crate::Error::InvalidInput(format!(
             "this JSON is not an Umwelt benchmark report (expected \"format\": \"{REPORT_FORMAT}\"); export one with `umwelt-cli bench --json FILE`"
         )));
     }
-    serde_json::from_value(value).map_err(|e| crate::Error::InvalidInput(format!("this benchmark report is incomplete: {e}")))
+    serde_json::from_value(value).map_err(|e| {
+        crate::Error::InvalidInput(format!("this benchmark report is incomplete: {e}"))
+    })
 }
 
 #[cfg(test)]
@@ -199,13 +230,25 @@ mod tests {
         assert_eq!(percentile(&s, 99.0), 99.0);
         assert_eq!(percentile(&[3.0], 99.0), 3.0);
         let m = summarise("x", 0, "on", vec![5.0, 1.0, 3.0], Some(2.0));
-        assert_eq!((m.p50_ms, m.min_ms, m.max_ms, m.iterations), (3.0, 1.0, 5.0, 3));
+        assert_eq!(
+            (m.p50_ms, m.min_ms, m.max_ms, m.iterations),
+            (3.0, 1.0, 5.0, 3)
+        );
     }
 
     #[test]
     fn foreign_or_truncated_json_is_refused_clearly() {
-        assert!(parse_report("{\"format\": \"umwelt-bench/1\", \"resu").unwrap_err().to_string().contains("malformed"));
-        assert!(parse_report("{\"hello\": 1}").unwrap_err().to_string().contains("not an Umwelt benchmark report"));
-        assert!(parse_report("{\"format\": \"umwelt-bench/1\"}").unwrap_err().to_string().contains("incomplete"));
+        assert!(parse_report("{\"format\": \"umwelt-bench/1\", \"resu")
+            .unwrap_err()
+            .to_string()
+            .contains("malformed"));
+        assert!(parse_report("{\"hello\": 1}")
+            .unwrap_err()
+            .to_string()
+            .contains("not an Umwelt benchmark report"));
+        assert!(parse_report("{\"format\": \"umwelt-bench/1\"}")
+            .unwrap_err()
+            .to_string()
+            .contains("incomplete"));
     }
 }

@@ -37,7 +37,11 @@ pub fn compare(before: &Report, after: &Report) -> Vec<Delta> {
                 mode: a.mode.clone(),
                 before_p50_ms: b.p50_ms,
                 after_p50_ms: a.p50_ms,
-                ratio: if b.p50_ms > 0.0 { a.p50_ms / b.p50_ms } else { f64::NAN },
+                ratio: if b.p50_ms > 0.0 {
+                    a.p50_ms / b.p50_ms
+                } else {
+                    f64::NAN
+                },
                 within_noise: (a.p50_ms - b.p50_ms).abs() <= noise,
             })
         })
@@ -58,7 +62,9 @@ fn ms(v: f64) -> String {
 
 fn verdict(m: &Measurement) -> String {
     match m.target_ms {
-        Some(t) if m.mode == "on" => format!("{} {}", ms(t), if m.p50_ms <= t { "met" } else { "MISSED" }),
+        Some(t) if m.mode == "on" => {
+            format!("{} {}", ms(t), if m.p50_ms <= t { "met" } else { "MISSED" })
+        }
         Some(t) => ms(t),
         None => "—".into(),
     }
@@ -75,7 +81,9 @@ fn cells(m: &Measurement) -> [String; 9] {
         ms(m.p95_ms),
         ms(m.p99_ms),
         verdict(m),
-        m.agreement.map(|a| format!("{:.1}%", a * 100.0)).unwrap_or_default(),
+        m.agreement
+            .map(|a| format!("{:.1}%", a * 100.0))
+            .unwrap_or_default(),
     ]
 }
 
@@ -83,12 +91,33 @@ fn cells(m: &Measurement) -> [String; 9] {
 pub fn render_table(r: &Report) -> String {
     let mut out = format!(
         "{} · {} threads · {:.1} GiB · {} · {} build · UMWELT_PERF {}\n",
-        r.machine.cpu, r.machine.threads, r.machine.memory_gib, r.machine.os, r.machine.profile, r.machine.perf
+        r.machine.cpu,
+        r.machine.threads,
+        r.machine.memory_gib,
+        r.machine.os,
+        r.machine.profile,
+        r.machine.perf
     );
     let line = |c: &[String; 9]| {
-        format!("{:<16} {:>7} {:>4} {:>5} {:>10} {:>10} {:>10} {:>16} {:>9}\n", c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8])
+        format!(
+            "{:<16} {:>7} {:>4} {:>5} {:>10} {:>10} {:>10} {:>16} {:>9}\n",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
+        )
     };
-    out.push_str(&line(&["scenario", "size", "mode", "n", "p50 ms", "p95 ms", "p99 ms", "target (p50)", "agree"].map(String::from)));
+    out.push_str(&line(
+        &[
+            "scenario",
+            "size",
+            "mode",
+            "n",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "target (p50)",
+            "agree",
+        ]
+        .map(String::from),
+    ));
     for m in &r.results {
         out.push_str(&line(&cells(m)));
     }
@@ -111,7 +140,10 @@ pub fn render_markdown(r: &Report) -> String {
 
 /// Before and after, side by side.
 pub fn render_compare(before: &Report, after: &Report) -> String {
-    let mut out = format!("{:<16} {:>7} {:>4} {:>12} {:>12} {:>8}\n", "scenario", "size", "mode", "before p50", "after p50", "change");
+    let mut out = format!(
+        "{:<16} {:>7} {:>4} {:>12} {:>12} {:>8}\n",
+        "scenario", "size", "mode", "before p50", "after p50", "change"
+    );
     for d in compare(before, after) {
         out.push_str(&format!(
             "{:<16} {:>7} {:>4} {:>12} {:>12} {:>8}\n",
@@ -120,7 +152,11 @@ pub fn render_compare(before: &Report, after: &Report) -> String {
             d.mode,
             ms(d.before_p50_ms),
             ms(d.after_p50_ms),
-            if d.within_noise { "noise".to_string() } else { format!("{:.2}x", 1.0 / d.ratio) }
+            if d.within_noise {
+                "noise".to_string()
+            } else {
+                format!("{:.2}x", 1.0 / d.ratio)
+            }
         ));
     }
     out
@@ -132,7 +168,13 @@ mod tests {
     use crate::bench::{summarise, Machine, REPORT_FORMAT};
 
     fn report(rows: Vec<Measurement>) -> Report {
-        Report { format: REPORT_FORMAT.into(), started_at: 0, machine: Machine::current(), command: "umwelt-cli bench".into(), results: rows }
+        Report {
+            format: REPORT_FORMAT.into(),
+            started_at: 0,
+            machine: Machine::current(),
+            command: "umwelt-cli bench".into(),
+            results: rows,
+        }
     }
 
     #[test]

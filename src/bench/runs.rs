@@ -64,13 +64,16 @@ const SCHEMA: &str = "
 impl Runs {
     pub fn open(path: &Path) -> Result<Runs> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+            std::fs::create_dir_all(dir)
+                .map_err(Error::io(format!("creating {}", dir.display())))?;
         }
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Runs { conn: Mutex::new(conn) })
+        Ok(Runs {
+            conn: Mutex::new(conn),
+        })
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -84,7 +87,13 @@ impl Runs {
             "INSERT INTO run(started_at, command, origin, report) VALUES (?1, ?2, ?3, ?4)",
             params![report.started_at, report.command, origin, json],
         )?;
-        Ok(RunSummary { id: conn.last_insert_rowid(), started_at: report.started_at, command: report.command.clone(), rows: report.results.len(), origin: origin.into() })
+        Ok(RunSummary {
+            id: conn.last_insert_rowid(),
+            started_at: report.started_at,
+            command: report.command.clone(),
+            rows: report.results.len(),
+            origin: origin.into(),
+        })
     }
 
     /// Keep a run made here.
@@ -105,15 +114,26 @@ impl Runs {
         let mut st = conn.prepare("SELECT id, started_at, command, origin, report FROM run ORDER BY started_at DESC, id DESC")?;
         let rows = st.query_map([], |r| {
             let report: String = r.get(4)?;
-            let rows = serde_json::from_str::<Report>(&report).map(|x| x.results.len()).unwrap_or(0);
-            Ok(RunSummary { id: r.get(0)?, started_at: r.get(1)?, command: r.get(2)?, origin: r.get(3)?, rows })
+            let rows = serde_json::from_str::<Report>(&report)
+                .map(|x| x.results.len())
+                .unwrap_or(0);
+            Ok(RunSummary {
+                id: r.get(0)?,
+                started_at: r.get(1)?,
+                command: r.get(2)?,
+                origin: r.get(3)?,
+                rows,
+            })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// One run in full.
     pub fn get(&self, id: i64) -> Result<Report> {
-        let json: Option<String> = self.conn().query_row("SELECT report FROM run WHERE id = ?1", [id], |r| r.get(0)).optional()?;
+        let json: Option<String> = self
+            .conn()
+            .query_row("SELECT report FROM run WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
         let json = json.ok_or_else(|| Error::NotFound(format!("benchmark run {id}")))?;
         parse_report(&json)
     }
@@ -128,7 +148,9 @@ impl Runs {
 
     /// Record how long one real operation took.
     pub fn record(&self, kind: &str, at: i64, ms: f64) -> Result<()> {
-        self.conn().prepare_cached("INSERT INTO timing(kind, at, ms) VALUES (?1, ?2, ?3)")?.execute(params![kind, at, ms])?;
+        self.conn()
+            .prepare_cached("INSERT INTO timing(kind, at, ms) VALUES (?1, ?2, ?3)")?
+            .execute(params![kind, at, ms])?;
         Ok(())
     }
 
@@ -140,7 +162,9 @@ impl Runs {
             .query_map([kind], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         let mut samples: Vec<(i64, f64)> = conn
-            .prepare_cached("SELECT at, ms FROM timing WHERE kind = ?1 ORDER BY at DESC, id DESC LIMIT 500")?
+            .prepare_cached(
+                "SELECT at, ms FROM timing WHERE kind = ?1 ORDER BY at DESC, id DESC LIMIT 500",
+            )?
             .query_map([kind], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         samples.reverse();
@@ -167,7 +191,13 @@ mod tests {
             started_at: 1000 + p50 as i64,
             machine: Machine::current(),
             command: "umwelt-cli bench --fast".into(),
-            results: vec![summarise("recall", 1000, "on", vec![p50, p50 * 1.1], Some(0.3))],
+            results: vec![summarise(
+                "recall",
+                1000,
+                "on",
+                vec![p50, p50 * 1.1],
+                Some(0.3),
+            )],
         }
     }
 
@@ -178,7 +208,10 @@ mod tests {
         let a = runs.save(&report(1.0)).unwrap();
         let b = runs.save(&report(2.0)).unwrap();
         let list = runs.list().unwrap();
-        assert_eq!(list.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b.id, a.id]);
+        assert_eq!(
+            list.iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![b.id, a.id]
+        );
         assert_eq!(runs.get(a.id).unwrap(), report(1.0));
         runs.delete(a.id).unwrap();
         assert!(matches!(runs.get(a.id), Err(Error::NotFound(_))));
@@ -189,7 +222,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
         let good = serde_json::to_string(&report(1.0)).unwrap();
-        for bad in [&good[..good.len() / 2], "{\"some\": \"other json\"}", "not json at all"] {
+        for bad in [
+            &good[..good.len() / 2],
+            "{\"some\": \"other json\"}",
+            "not json at all",
+        ] {
             assert!(runs.import(bad).is_err());
         }
         assert!(runs.list().unwrap().is_empty());
@@ -205,7 +242,10 @@ mod tests {
         }
         runs.record("startup", 5, 42.0).unwrap();
         let t = runs.timings("recall").unwrap();
-        assert_eq!((t.count, t.p50_ms, t.p95_ms, t.p99_ms), (100, 50.0, 95.0, 99.0));
+        assert_eq!(
+            (t.count, t.p50_ms, t.p95_ms, t.p99_ms),
+            (100, 50.0, 95.0, 99.0)
+        );
         assert_eq!(t.samples.first(), Some(&(1, 1.0)));
         assert_eq!(runs.timings("startup").unwrap().count, 1);
         assert_eq!(runs.timings("never").unwrap().count, 0);

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{summarise, BenchConfig, Machine, Measurement, Progress, Report, ScenarioInfo, REPORT_FORMAT};
+use super::{
+    summarise, BenchConfig, Machine, Measurement, Progress, Report, ScenarioInfo, REPORT_FORMAT,
+};
 use crate::embed::{Embedder, LazyEmbedder, EMBED_DIM};
 use crate::error::{Error, Result};
 use crate::perf;
@@ -21,20 +23,97 @@ const K: usize = 10;
 
 /// Every scenario, with its target (p50, on this project's 2-core reference machine).
 pub const SCENARIOS: &[ScenarioInfo] = &[
-    ScenarioInfo { name: "recall", answers: "retrieval narrowed to one session", needs_model: false, targets: &[(10_000, 0.3)], default_sizes: &[1_000, 10_000], iterations: 30 },
-    ScenarioInfo { name: "recall_nofilter", answers: "retrieval across every session: what production calls", needs_model: false, targets: &[(10_000, 1.0), (100_000, 6.0)], default_sizes: &[1_000, 10_000], iterations: 30 },
-    ScenarioInfo { name: "remember", answers: "writing one memory and indexing it (vector given)", needs_model: false, targets: &[(10_000, 0.06)], default_sizes: &[10_000], iterations: 30 },
-    ScenarioInfo { name: "reembed", answers: "re-embedding every memory (vectors given)", needs_model: false, targets: &[(10_000, 200.0)], default_sizes: &[10_000], iterations: 5 },
-    ScenarioInfo { name: "forget", answers: "deleting a scope and all that hangs off it", needs_model: false, targets: &[], default_sizes: &[10_000], iterations: 5 },
-    ScenarioInfo { name: "startup", answers: "opening the store and wiring recall (model not loaded)", needs_model: false, targets: &[(0, 1.0)], default_sizes: &[10_000], iterations: 30 },
-    ScenarioInfo { name: "history", answers: "appending one message to a session of 2 000", needs_model: false, targets: &[(2_000, 0.005)], default_sizes: &[2_000], iterations: 30 },
-    ScenarioInfo { name: "turnlog", answers: "writing one turn down", needs_model: false, targets: &[(0, 0.02)], default_sizes: &[0], iterations: 30 },
-    ScenarioInfo { name: "embed", answers: "the real model: one text, a batch of 32", needs_model: true, targets: &[(1, 6.0), (32, 170.0)], default_sizes: &[1, 32], iterations: 30 },
-    ScenarioInfo { name: "stt", answers: "whisper tiny.en on a 5.7 s spoken sample", needs_model: true, targets: &[], default_sizes: &[0], iterations: 5 },
+    ScenarioInfo {
+        name: "recall",
+        answers: "retrieval narrowed to one session",
+        needs_model: false,
+        targets: &[(10_000, 0.3)],
+        default_sizes: &[1_000, 10_000],
+        iterations: 30,
+    },
+    ScenarioInfo {
+        name: "recall_nofilter",
+        answers: "retrieval across every session: what production calls",
+        needs_model: false,
+        targets: &[(10_000, 1.0), (100_000, 6.0)],
+        default_sizes: &[1_000, 10_000],
+        iterations: 30,
+    },
+    ScenarioInfo {
+        name: "remember",
+        answers: "writing one memory and indexing it (vector given)",
+        needs_model: false,
+        targets: &[(10_000, 0.06)],
+        default_sizes: &[10_000],
+        iterations: 30,
+    },
+    ScenarioInfo {
+        name: "reembed",
+        answers: "re-embedding every memory (vectors given)",
+        needs_model: false,
+        targets: &[(10_000, 200.0)],
+        default_sizes: &[10_000],
+        iterations: 5,
+    },
+    ScenarioInfo {
+        name: "forget",
+        answers: "deleting a scope and all that hangs off it",
+        needs_model: false,
+        targets: &[],
+        default_sizes: &[10_000],
+        iterations: 5,
+    },
+    ScenarioInfo {
+        name: "startup",
+        answers: "opening the store and wiring recall (model not loaded)",
+        needs_model: false,
+        targets: &[(0, 1.0)],
+        default_sizes: &[10_000],
+        iterations: 30,
+    },
+    ScenarioInfo {
+        name: "history",
+        answers: "appending one message to a session of 2 000",
+        needs_model: false,
+        targets: &[(2_000, 0.005)],
+        default_sizes: &[2_000],
+        iterations: 30,
+    },
+    ScenarioInfo {
+        name: "turnlog",
+        answers: "writing one turn down",
+        needs_model: false,
+        targets: &[(0, 0.02)],
+        default_sizes: &[0],
+        iterations: 30,
+    },
+    ScenarioInfo {
+        name: "embed",
+        answers: "the real model: one text, a batch of 32",
+        needs_model: true,
+        targets: &[(1, 6.0), (32, 170.0)],
+        default_sizes: &[1, 32],
+        iterations: 30,
+    },
+    ScenarioInfo {
+        name: "stt",
+        answers: "whisper tiny.en on a 5.7 s spoken sample",
+        needs_model: true,
+        targets: &[],
+        default_sizes: &[0],
+        iterations: 5,
+    },
 ];
 
 /// Scenarios whose size is a corpus size (`--sizes` applies to them).
-const CORPUS_SIZED: &[&str] = &["recall", "recall_nofilter", "remember", "reembed", "forget", "startup"];
+const CORPUS_SIZED: &[&str] = &[
+    "recall",
+    "recall_nofilter",
+    "remember",
+    "reembed",
+    "forget",
+    "startup",
+];
 
 const STT_SAMPLE: &[u8] = include_bytes!("../../benches/data/stt-sample.wav");
 
@@ -92,12 +171,27 @@ impl Corpus {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Error::InvalidInput("the benchmark was cancelled".into()));
                 }
-                let texts: Vec<String> = batch.iter().map(|(i, s, _, _)| format!("memory {i} from session {s}: a note about topic {}", i % 97)).collect();
+                let texts: Vec<String> = batch
+                    .iter()
+                    .map(|(i, s, _, _)| {
+                        format!("memory {i} from session {s}: a note about topic {}", i % 97)
+                    })
+                    .collect();
                 let rows: Vec<(NewMemory, &[f32])> = batch
                     .iter()
                     .zip(&texts)
                     .map(|((_, s, at, v), t)| {
-                        (NewMemory { scope: SCOPE, session: &sessions[*s], text: t, created_at: Some(*at), embed_model: Some("random"), ..Default::default() }, v.as_slice())
+                        (
+                            NewMemory {
+                                scope: SCOPE,
+                                session: &sessions[*s],
+                                text: t,
+                                created_at: Some(*at),
+                                embed_model: Some("random"),
+                                ..Default::default()
+                            },
+                            v.as_slice(),
+                        )
                     })
                     .collect();
                 store.remember_batch(&rows)?;
@@ -105,12 +199,19 @@ impl Corpus {
             }
         }
         store.checkpoint()?;
-        Ok(Corpus { path: path.to_path_buf(), size, now })
+        Ok(Corpus {
+            path: path.to_path_buf(),
+            size,
+            now,
+        })
     }
 
     /// A copy of the corpus file for a scenario that changes it.
     pub fn copy_to(&self, path: &Path) -> Result<()> {
-        std::fs::copy(&self.path, path).map_err(Error::io(format!("copying the bench corpus to {}", path.display())))?;
+        std::fs::copy(&self.path, path).map_err(Error::io(format!(
+            "copying the bench corpus to {}",
+            path.display()
+        )))?;
         Ok(())
     }
 }
@@ -132,7 +233,10 @@ struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     fn new(warmup: usize, iterations: Option<usize>, cancel: &'a AtomicBool) -> Result<Ctx<'a>> {
         Ok(Ctx {
-            dir: tempfile::Builder::new().prefix("umwelt-bench-").tempdir().map_err(Error::io("creating a folder for the bench corpus"))?,
+            dir: tempfile::Builder::new()
+                .prefix("umwelt-bench-")
+                .tempdir()
+                .map_err(Error::io("creating a folder for the bench corpus"))?,
             corpora: Vec::new(),
             warmup,
             iterations,
@@ -144,7 +248,11 @@ impl<'a> Ctx<'a> {
         if let Some(i) = self.corpora.iter().position(|c| c.size == size) {
             return Ok(&self.corpora[i]);
         }
-        let c = Corpus::build_cancellable(&self.dir.path().join(format!("corpus-{size}.sqlite")), size, self.cancel)?;
+        let c = Corpus::build_cancellable(
+            &self.dir.path().join(format!("corpus-{size}.sqlite")),
+            size,
+            self.cancel,
+        )?;
         self.corpora.push(c);
         Ok(self.corpora.last().unwrap())
     }
@@ -166,7 +274,10 @@ pub fn plan(config: &BenchConfig) -> Result<Vec<(&'static ScenarioInfo, usize)>>
     for s in &config.scenarios {
         if !SCENARIOS.iter().any(|i| i.name == s) {
             let names: Vec<&str> = SCENARIOS.iter().map(|i| i.name).collect();
-            return Err(Error::InvalidInput(format!("there is no scenario '{s}'; the scenarios are {}", names.join(", "))));
+            return Err(Error::InvalidInput(format!(
+                "there is no scenario '{s}'; the scenarios are {}",
+                names.join(", ")
+            )));
         }
     }
     let mut steps = Vec::new();
@@ -178,21 +289,40 @@ pub fn plan(config: &BenchConfig) -> Result<Vec<(&'static ScenarioInfo, usize)>>
         if config.fast && info.needs_model {
             continue;
         }
-        let sizes: Vec<usize> = if CORPUS_SIZED.contains(&info.name) && !config.sizes.is_empty() { config.sizes.clone() } else { info.default_sizes.to_vec() };
+        let sizes: Vec<usize> = if CORPUS_SIZED.contains(&info.name) && !config.sizes.is_empty() {
+            config.sizes.clone()
+        } else {
+            info.default_sizes.to_vec()
+        };
         steps.extend(sizes.into_iter().map(|s| (info, s)));
     }
     Ok(steps)
 }
 
-pub fn run(config: &BenchConfig, progress: &mut dyn FnMut(&Progress), cancel: &AtomicBool) -> Result<Report> {
+pub fn run(
+    config: &BenchConfig,
+    progress: &mut dyn FnMut(&Progress),
+    cancel: &AtomicBool,
+) -> Result<Report> {
     let steps = plan(config)?;
     let mut ctx = Ctx::new(config.warmup.unwrap_or(3), config.iterations, cancel)?;
-    let mut report = Report { format: REPORT_FORMAT.into(), started_at: now_ms(), machine: Machine::current(), command: super::command_for(config), results: Vec::new() };
+    let mut report = Report {
+        format: REPORT_FORMAT.into(),
+        started_at: now_ms(),
+        machine: Machine::current(),
+        command: super::command_for(config),
+        results: Vec::new(),
+    };
     for (done, (info, size)) in steps.iter().enumerate() {
         if ctx.cancelled() {
             break;
         }
-        progress(&Progress { scenario: info.name.into(), size: *size, done, total: steps.len() });
+        progress(&Progress {
+            scenario: info.name.into(),
+            size: *size,
+            done,
+            total: steps.len(),
+        });
         let rows = run_one(&mut ctx, info, *size);
         perf::set_enabled(None);
         match rows {
@@ -202,7 +332,12 @@ pub fn run(config: &BenchConfig, progress: &mut dyn FnMut(&Progress), cancel: &A
         }
     }
     if !ctx.cancelled() {
-        progress(&Progress { scenario: String::new(), size: 0, done: steps.len(), total: steps.len() });
+        progress(&Progress {
+            scenario: String::new(),
+            size: 0,
+            done: steps.len(),
+            total: steps.len(),
+        });
     }
     Ok(report)
 }
@@ -225,7 +360,10 @@ impl Prepared {
     /// Prepare scenario `name` at `size` on its own corpus, with optimisations on or off (for
     /// criterion; the harness prepares through [`run`] and shares corpora between scenarios).
     pub fn new(name: &str, size: usize, optimised: bool) -> Result<Prepared> {
-        let info = SCENARIOS.iter().find(|i| i.name == name).ok_or_else(|| Error::InvalidInput(format!("there is no scenario '{name}'")))?;
+        let info = SCENARIOS
+            .iter()
+            .find(|i| i.name == name)
+            .ok_or_else(|| Error::InvalidInput(format!("there is no scenario '{name}'")))?;
         let never = Box::leak(Box::new(AtomicBool::new(false)));
         let mut ctx = Ctx::new(3, None, never)?;
         perf::set_enabled(Some(optimised));
@@ -246,7 +384,13 @@ fn timed(ms: f64) -> Result<Sample> {
 
 fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> {
     let warmup = ctx.warmup;
-    let prepared = |warmup: usize, step: Box<dyn FnMut(usize) -> Result<Sample>>| Ok(Prepared { warmup, step, _dir: None });
+    let prepared = |warmup: usize, step: Box<dyn FnMut(usize) -> Result<Sample>>| {
+        Ok(Prepared {
+            warmup,
+            step,
+            _dir: None,
+        })
+    };
     match info.name {
         "recall" | "recall_nofilter" => {
             let corpus = ctx.corpus(size)?;
@@ -259,8 +403,13 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
                     let mut rng = Rng::new(1000 + (i % 100_000) as u64);
                     let q = rng.vector();
                     let session = format!("session-{}", i % SESSIONS);
-                    let (ms, hits) = time(|| store.recall_vector(&q, SCOPE, filtered.then_some(session.as_str()), K, now))?;
-                    Ok(Sample { ms, ids: Some(hits.iter().map(|h| h.memory.id).collect()) })
+                    let (ms, hits) = time(|| {
+                        store.recall_vector(&q, SCOPE, filtered.then_some(session.as_str()), K, now)
+                    })?;
+                    Ok(Sample {
+                        ms,
+                        ids: Some(hits.iter().map(|h| h.memory.id).collect()),
+                    })
                 }),
             )
         }
@@ -275,7 +424,13 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
                     let v = rng.vector();
                     let text = format!("a new memory, number {i}");
                     let session = format!("session-{}", i % SESSIONS);
-                    let m = NewMemory { scope: SCOPE, session: &session, text: &text, embed_model: Some("random"), ..Default::default() };
+                    let m = NewMemory {
+                        scope: SCOPE,
+                        session: &session,
+                        text: &text,
+                        embed_model: Some("random"),
+                        ..Default::default()
+                    };
                     timed(time(|| store.remember_with_vector(&m, &v))?.0)
                 }),
             )
@@ -289,9 +444,26 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
             prepared(
                 1,
                 Box::new(move |i| {
-                    let embed = |texts: &[&str]| Ok(texts.iter().enumerate().map(|(j, _)| pool[j % pool.len()].clone()).collect());
+                    let embed = |texts: &[&str]| {
+                        Ok(texts
+                            .iter()
+                            .enumerate()
+                            .map(|(j, _)| pool[j % pool.len()].clone())
+                            .collect())
+                    };
                     let model = format!("bench-model-{i}");
-                    timed(time(|| store.reembed_all(&model, 512, &embed, &mut |_| {}, &AtomicBool::new(false)))?.0)
+                    timed(
+                        time(|| {
+                            store.reembed_all(
+                                &model,
+                                512,
+                                &embed,
+                                &mut |_| {},
+                                &AtomicBool::new(false),
+                            )
+                        })?
+                        .0,
+                    )
                 }),
             )
         }
@@ -302,11 +474,14 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
                 1,
                 Box::new(move |i| {
                     let path = dir.join(format!("forget-{i}.sqlite"));
-                    std::fs::copy(&corpus_path, &path).map_err(Error::io("copying the bench corpus"))?;
+                    std::fs::copy(&corpus_path, &path)
+                        .map_err(Error::io("copying the bench corpus"))?;
                     let store = Store::open(&path)?;
                     let (ms, gone) = time(|| store.forget(SCOPE))?;
                     if gone != size {
-                        return Err(Error::InvalidInput(format!("forget removed {gone} of {size} memories")));
+                        return Err(Error::InvalidInput(format!(
+                            "forget removed {gone} of {size} memories"
+                        )));
                     }
                     drop(store);
                     for ext in ["", "-wal", "-shm"] {
@@ -321,7 +496,8 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
             prepared(
                 warmup,
                 Box::new(move |_| {
-                    let (ms, store) = time(|| Store::open_with(&path, Arc::new(LazyEmbedder::new())))?;
+                    let (ms, store) =
+                        time(|| Store::open_with(&path, Arc::new(LazyEmbedder::new())))?;
                     if store.embedder().is_loaded() {
                         return Err(Error::InvalidInput("startup loaded the model".into()));
                     }
@@ -346,7 +522,10 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
                         let turn = Turn {
                             user_text: "what did I need from the shop?".into(),
                             reply_text: "You wanted to buy milk.".into(),
-                            stages: vec![Stage { stage: "recall".into(), ms: 0.4 }],
+                            stages: vec![Stage {
+                                stage: "recall".into(),
+                                ms: 0.4,
+                            }],
                             at: now_ms(),
                         };
                         timed(time(|| store.log_turn(SCOPE, "s", turn))?.0)
@@ -356,8 +535,13 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
         }
         "embed" => {
             let e = Embedder::load()?;
-            let texts: Vec<&'static str> = (0..size).map(|i| EMBED_TEXTS[i % EMBED_TEXTS.len()]).collect();
-            prepared(warmup, Box::new(move |_| timed(time(|| e.embed(&texts))?.0)))
+            let texts: Vec<&'static str> = (0..size)
+                .map(|i| EMBED_TEXTS[i % EMBED_TEXTS.len()])
+                .collect();
+            prepared(
+                warmup,
+                Box::new(move |_| timed(time(|| e.embed(&texts))?.0)),
+            )
         }
         "stt" => {
             let t = Transcriber::load()?;
@@ -366,7 +550,9 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
             let pcm = crate::audio::read_wav_16k_mono(&wav)?;
             prepared(1, Box::new(move |_| timed(time(|| t.transcribe(&pcm))?.0)))
         }
-        other => Err(Error::InvalidInput(format!("scenario {other} has no implementation"))),
+        other => Err(Error::InvalidInput(format!(
+            "scenario {other} has no implementation"
+        ))),
     }
 }
 
@@ -375,7 +561,11 @@ const BOTH_WAYS: &[&str] = &["recall", "recall_nofilter", "history", "turnlog"];
 
 fn run_one(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Vec<Measurement>> {
     let n = ctx.n(info);
-    let modes: &[bool] = if BOTH_WAYS.contains(&info.name) { &[true, false] } else { &[true] };
+    let modes: &[bool] = if BOTH_WAYS.contains(&info.name) {
+        &[true, false]
+    } else {
+        &[true]
+    };
     let mut rows = Vec::new();
     let mut ids: Vec<Vec<Vec<i64>>> = Vec::new();
     for &on in modes {
@@ -396,7 +586,13 @@ fn run_one(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Vec<Measur
         }
         drop(p); // flush writers while the switch still says which path they took
         ids.push(got);
-        rows.push(summarise(info.name, size, if on { "on" } else { "off" }, samples, info.target_for(size)));
+        rows.push(summarise(
+            info.name,
+            size,
+            if on { "on" } else { "off" },
+            samples,
+            info.target_for(size),
+        ));
     }
     if ids.len() == 2 && !ids[0].is_empty() {
         let same = ids[0].iter().zip(&ids[1]).filter(|(a, b)| a == b).count();

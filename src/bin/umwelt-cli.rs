@@ -5,10 +5,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use umwelt::store::DEFAULT_SCOPE;
-use umwelt::{audio, bench, models, paths, speech, Store};
+use umwelt::{audio, bench, models, paths, speech, voice, Store};
 
 #[derive(Parser)]
-#[command(name = "umwelt-cli", version, about = "Umwelt's memory engine from the command line")]
+#[command(
+    name = "umwelt-cli",
+    version,
+    about = "Umwelt's memory engine from the command line"
+)]
 struct Cli {
     /// The memory file to use (default: the app's own, under the user's data directory).
     #[arg(long, global = true)]
@@ -53,6 +57,27 @@ enum Command {
     Delete { id: i64 },
     /// Transcribe a WAV file (any rate, mono or stereo) and print the text.
     Transcribe { file: PathBuf },
+    /// Read a text aloud with the local voice (Kokoro), or write it to a WAV file.
+    Speak {
+        /// A voice id (see `umwelt-cli voices`).
+        #[arg(long, default_value = voice::DEFAULT_VOICE)]
+        voice: String,
+        /// 0.5 (slow) to 2.0 (fast).
+        #[arg(long, default_value_t = 1.0)]
+        speed: f32,
+        /// Write a 24 kHz WAV file instead of playing.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Play on this output device (see `umwelt-cli voices --devices`); default: the system's.
+        #[arg(long)]
+        device: Option<String>,
+        text: String,
+    },
+    /// List the voices (and, with --devices, the output devices).
+    Voices {
+        #[arg(long)]
+        devices: bool,
+    },
     /// Run the benchmark harness (on generated data in a temporary folder, never your memories).
     Bench {
         /// Only the scenarios that need no model.
@@ -124,11 +149,21 @@ fn print_json<T: serde::Serialize>(v: &T) {
 
 fn run(cli: Cli) -> umwelt::Result<()> {
     match cli.command {
-        Command::Remember { scope, session, text } => {
+        Command::Remember {
+            scope,
+            session,
+            text,
+        } => {
             let id = open(&cli.db)?.remember(&scope, &session, &text)?;
             println!("{id}");
         }
-        Command::Recall { scope, session, k, json, query } => {
+        Command::Recall {
+            scope,
+            session,
+            k,
+            json,
+            query,
+        } => {
             let hits = open(&cli.db)?.recall(&query, &scope, session.as_deref(), k)?;
             if json {
                 print_json(&hits);
@@ -153,18 +188,97 @@ fn run(cli: Cli) -> umwelt::Result<()> {
             let pcm = audio::read_wav_16k_mono(&file)?;
             println!("{}", speech::Transcriber::load()?.transcribe(&pcm)?);
         }
-        Command::Bench { fast, scenario, sizes, iterations, json, markdown, compare } => {
+        Command::Speak {
+            voice: v,
+            speed,
+            out,
+            device,
+            text,
+        } => {
+            let opts = voice::SpeakOptions { voice: v, speed };
+            let output = if out.is_some() {
+                voice::Output::Collect
+            } else {
+                voice::Output::Device(device)
+            };
+            let speech = voice::Speaker::new().speak(&text, &opts, output)?;
+            let r = speech.wait()?;
+            if let Some(path) = out {
+                voice::write_wav(&path, &r.samples)?;
+                eprintln!(
+                    "wrote {} ({:.2} s of speech)",
+                    path.display(),
+                    r.samples.len() as f64 / voice::SAMPLE_RATE as f64
+                );
+            }
+            eprintln!(
+                "{} phrases, {:.2} s of speech, synthesis {:.0} ms (real-time factor {:.2}){}{}",
+                r.phrases,
+                r.audio_seconds,
+                r.synth_ms,
+                r.rtf,
+                r.first_audio_ms
+                    .map(|ms| format!(", first sound after {ms:.0} ms"))
+                    .unwrap_or_default(),
+                if r.underruns > 0 {
+                    format!(", {} underruns", r.underruns)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        Command::Voices { devices } => {
+            for v in voice::voices() {
+                println!("{:<14} {:<10} {:<9} {}", v.id, v.name, v.accent, v.gender);
+            }
+            if devices {
+                println!();
+                for d in voice::output_devices()? {
+                    println!("device: {d}");
+                }
+            }
+        }
+        Command::Bench {
+            fast,
+            scenario,
+            sizes,
+            iterations,
+            json,
+            markdown,
+            compare,
+        } => {
             let before = match &compare {
-                Some(p) => Some(bench::parse_report(&std::fs::read_to_string(p).map_err(|e| umwelt::Error::Io { context: format!("reading {}", p.display()), source: e })?)?),
+                Some(p) => Some(bench::parse_report(&std::fs::read_to_string(p).map_err(
+                    |e| umwelt::Error::Io {
+                        context: format!("reading {}", p.display()),
+                        source: e,
+                    },
+                )?)?),
                 None => None,
             };
-            let config = bench::BenchConfig { scenarios: scenario, sizes, fast, iterations, warmup: None };
+            let config = bench::BenchConfig {
+                scenarios: scenario,
+                sizes,
+                fast,
+                iterations,
+                warmup: None,
+            };
             let cancel = std::sync::atomic::AtomicBool::new(false);
-            let report = bench::run(&config, &mut |p| {
-                if !p.scenario.is_empty() {
-                    eprintln!("[{}/{}] {} (size {})", p.done + 1, p.total, p.scenario, p.size);
-                }
-            }, &cancel)?;
+            let report = bench::run(
+                &config,
+                &mut |p| {
+                    if !p.scenario.is_empty() {
+                        eprintln!(
+                            "[{}/{}] {} (size {})",
+                            p.done + 1,
+                            p.total,
+                            p.scenario,
+                            p.size
+                        );
+                    }
+                },
+                &cancel,
+            )?;
             if markdown {
                 print!("{}", bench::render_markdown(&report));
             } else {
@@ -175,12 +289,20 @@ fn run(cli: Cli) -> umwelt::Result<()> {
                 print!("{}", bench::render_compare(&b, &report));
             }
             if let Some(p) = json {
-                std::fs::write(&p, serde_json::to_string_pretty(&report).expect("serialisable"))
-                    .map_err(|e| umwelt::Error::Io { context: format!("writing {}", p.display()), source: e })?;
+                std::fs::write(
+                    &p,
+                    serde_json::to_string_pretty(&report).expect("serialisable"),
+                )
+                .map_err(|e| umwelt::Error::Io {
+                    context: format!("writing {}", p.display()),
+                    source: e,
+                })?;
                 eprintln!("wrote {}", p.display());
             }
         }
-        Command::Models { command: ModelsCommand::Check } => {
+        Command::Models {
+            command: ModelsCommand::Check,
+        } => {
             let mut bad = 0;
             for (name, r) in models::check_all() {
                 match r {
@@ -192,12 +314,28 @@ fn run(cli: Cli) -> umwelt::Result<()> {
                 }
             }
             if bad > 0 {
-                return Err(umwelt::Error::InvalidInput(format!("{bad} model file(s) are missing or damaged")));
+                return Err(umwelt::Error::InvalidInput(format!(
+                    "{bad} model file(s) are missing or damaged"
+                )));
             }
         }
-        Command::Models { command: ModelsCommand::ConvertWhisper { ct2, mel, vocab, out } } => {
+        Command::Models {
+            command:
+                ModelsCommand::ConvertWhisper {
+                    ct2,
+                    mel,
+                    vocab,
+                    out,
+                },
+        } => {
             let h = models::whisper_ggml::convert_files(&ct2, &mel, &vocab, &out)?;
-            eprintln!("wrote {} ({} audio layers, {} text layers, vocabulary {})", out.display(), h.n_audio_layer, h.n_text_layer, h.n_vocab);
+            eprintln!(
+                "wrote {} ({} audio layers, {} text layers, vocabulary {})",
+                out.display(),
+                h.n_audio_layer,
+                h.n_text_layer,
+                h.n_vocab
+            );
         }
     }
     Ok(())

@@ -26,6 +26,13 @@ pub const ONNXRUNTIME_LIB: &str = "libonnxruntime.so.1.31.1";
 /// Whisper tiny.en in GGML form, converted at set-up from the CTranslate2 file.
 pub const WHISPER_TINY_EN: &str = "ggml-tiny.en.bin";
 
+/// Kokoro-82M int8 with its padding durations capped (derived at set-up, see scripts/kokoro_graph.py).
+pub const KOKORO_MODEL: &str = "kokoro-v1.0-umwelt.onnx";
+/// Kokoro's phoneme vocabulary.
+pub const KOKORO_VOCAB: &str = "kokoro-vocab.json";
+/// Voices are `kokoro-voices/<id>.bin`.
+pub const KOKORO_VOICES_PREFIX: &str = "kokoro-voices/";
+
 const MANIFEST: &str = include_str!("../../models/manifest.tsv");
 
 /// One line of the manifest.
@@ -80,10 +87,17 @@ pub fn search_dirs() -> Vec<PathBuf> {
 /// Find a model file by its manifest name without checking its content.
 pub fn locate(name: &str) -> Result<PathBuf> {
     let dirs = search_dirs();
-    dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()).ok_or_else(|| Error::ModelMissing {
-        name: name.to_string(),
-        looked_in: dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
-    })
+    dirs.iter()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or_else(|| Error::ModelMissing {
+            name: name.to_string(),
+            looked_in: dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// Find a model file and check it against the manifest (once per process per path).
@@ -97,31 +111,54 @@ static VERIFIED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 
 /// Check a file's size and sha256 against the manifest entry `name`.
 pub fn verify(name: &str, path: &Path) -> Result<()> {
-    if VERIFIED.lock().unwrap().get_or_insert_with(HashSet::new).contains(path) {
+    if VERIFIED
+        .lock()
+        .unwrap()
+        .get_or_insert_with(HashSet::new)
+        .contains(path)
+    {
         return Ok(());
     }
     let Some(e) = entry(name) else {
-        return Err(Error::ModelCorrupt { path: path.into(), detail: format!("'{name}' is not in the model manifest") });
+        return Err(Error::ModelCorrupt {
+            path: path.into(),
+            detail: format!("'{name}' is not in the model manifest"),
+        });
     };
-    let size = std::fs::metadata(path).map_err(Error::io(format!("reading {}", path.display())))?.len();
+    let size = std::fs::metadata(path)
+        .map_err(Error::io(format!("reading {}", path.display())))?
+        .len();
     if size != e.size {
-        return Err(Error::ModelCorrupt { path: path.into(), detail: format!("{size} bytes, expected {}", e.size) });
+        return Err(Error::ModelCorrupt {
+            path: path.into(),
+            detail: format!("{size} bytes, expected {}", e.size),
+        });
     }
     let actual = sha256_file(path)?;
     if actual != e.sha256 {
-        return Err(Error::ModelCorrupt { path: path.into(), detail: format!("sha256 {actual}, expected {}", e.sha256) });
+        return Err(Error::ModelCorrupt {
+            path: path.into(),
+            detail: format!("sha256 {actual}, expected {}", e.sha256),
+        });
     }
-    VERIFIED.lock().unwrap().get_or_insert_with(HashSet::new).insert(path.to_path_buf());
+    VERIFIED
+        .lock()
+        .unwrap()
+        .get_or_insert_with(HashSet::new)
+        .insert(path.to_path_buf());
     Ok(())
 }
 
 /// Hex sha256 of a file, streamed.
 pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut f = std::fs::File::open(path).map_err(Error::io(format!("opening {}", path.display())))?;
+    let mut f =
+        std::fs::File::open(path).map_err(Error::io(format!("opening {}", path.display())))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = f.read(&mut buf).map_err(Error::io(format!("reading {}", path.display())))?;
+        let n = f
+            .read(&mut buf)
+            .map_err(Error::io(format!("reading {}", path.display())))?;
         if n == 0 {
             break;
         }
@@ -149,10 +186,17 @@ mod tests {
     #[test]
     fn manifest_names_every_runtime_model() {
         let names: Vec<String> = manifest().into_iter().map(|e| e.name).collect();
-        for n in [EMBED_MODEL, EMBED_TOKENIZER, ONNXRUNTIME_LIB, WHISPER_TINY_EN] {
+        for n in [
+            EMBED_MODEL,
+            EMBED_TOKENIZER,
+            ONNXRUNTIME_LIB,
+            WHISPER_TINY_EN,
+        ] {
             assert!(names.iter().any(|x| x == n), "{n} missing from manifest");
         }
-        assert!(manifest().iter().all(|e| e.sha256.len() == 64 && e.size > 0));
+        assert!(manifest()
+            .iter()
+            .all(|e| e.sha256.len() == 64 && e.size > 0));
     }
 
     #[test]
@@ -163,6 +207,9 @@ mod tests {
         let err = verify(EMBED_TOKENIZER, &p).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, Error::ModelCorrupt { .. }));
-        assert!(msg.contains(&p.display().to_string()) && msg.contains("setup-models.sh"), "{msg}");
+        assert!(
+            msg.contains(&p.display().to_string()) && msg.contains("setup-models.sh"),
+            "{msg}"
+        );
     }
 }

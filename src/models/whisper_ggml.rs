@@ -35,7 +35,10 @@ const CT2_F32: u8 = 0;
 const CT2_F16: u8 = 4;
 
 fn bad(msg: impl Into<String>) -> Error {
-    Error::InvalidInput(format!("not a usable CTranslate2 Whisper model: {}", msg.into()))
+    Error::InvalidInput(format!(
+        "not a usable CTranslate2 Whisper model: {}",
+        msg.into()
+    ))
 }
 
 struct Reader<'a> {
@@ -45,7 +48,11 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len()).ok_or_else(|| bad("file ends early"))?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or_else(|| bad("file ends early"))?;
         let s = &self.buf[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -84,7 +91,9 @@ pub fn read_ct2(bytes: &[u8]) -> Result<HashMap<String, Ct2Var>> {
     for _ in 0..n {
         let name = r.string()?;
         let rank = r.u8()? as usize;
-        let dims = (0..rank).map(|_| r.u32().map(|d| d as usize)).collect::<Result<Vec<_>>>()?;
+        let dims = (0..rank)
+            .map(|_| r.u32().map(|d| d as usize))
+            .collect::<Result<Vec<_>>>()?;
         let dtype = r.u8()?;
         let nbytes = r.u32()? as usize;
         let data = r.take(nbytes)?.to_vec();
@@ -117,7 +126,8 @@ pub struct Hparams {
 }
 
 fn var<'v>(vars: &'v HashMap<String, Ct2Var>, name: &str) -> Result<&'v Ct2Var> {
-    vars.get(name).ok_or_else(|| bad(format!("variable '{name}' is missing")))
+    vars.get(name)
+        .ok_or_else(|| bad(format!("variable '{name}' is missing")))
 }
 
 fn scalar_int(vars: &HashMap<String, Ct2Var>, name: &str) -> Result<usize> {
@@ -131,7 +141,9 @@ fn scalar_int(vars: &HashMap<String, Ct2Var>, name: &str) -> Result<usize> {
 }
 
 fn count_layers(vars: &HashMap<String, Ct2Var>, prefix: &str) -> usize {
-    (0..).take_while(|i| vars.contains_key(&format!("{prefix}/layer_{i}/ffn/linear_0/weight"))).count()
+    (0..)
+        .take_while(|i| vars.contains_key(&format!("{prefix}/layer_{i}/ffn/linear_0/weight")))
+        .count()
 }
 
 impl Hparams {
@@ -174,7 +186,9 @@ fn to_f32_bytes(v: &Ct2Var) -> Result<Vec<u8>> {
             .chunks_exact(2)
             .flat_map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32().to_le_bytes())
             .collect()),
-        d => Err(bad(format!("dtype {d} (only float16 and float32 models are supported)"))),
+        d => Err(bad(format!(
+            "dtype {d} (only float16 and float32 models are supported)"
+        ))),
     }
 }
 
@@ -186,7 +200,9 @@ fn to_f16_bytes(v: &Ct2Var) -> Result<Vec<u8>> {
             .chunks_exact(4)
             .flat_map(|c| f16::from_f32(f32::from_le_bytes(c.try_into().unwrap())).to_le_bytes())
             .collect()),
-        d => Err(bad(format!("dtype {d} (only float16 and float32 models are supported)"))),
+        d => Err(bad(format!(
+            "dtype {d} (only float16 and float32 models are supported)"
+        ))),
     }
 }
 
@@ -195,7 +211,11 @@ fn rows(v: &Ct2Var, from: usize, to: usize) -> Ct2Var {
     let row: usize = v.dims[1..].iter().product::<usize>() * if v.dtype == CT2_F16 { 2 } else { 4 };
     let mut dims = v.dims.clone();
     dims[0] = to - from;
-    Ct2Var { dims, dtype: v.dtype, data: v.data[from * row..to * row].to_vec() }
+    Ct2Var {
+        dims,
+        dtype: v.dtype,
+        data: v.data[from * row..to * row].to_vec(),
+    }
 }
 
 fn push(out: &mut Vec<Out>, name: String, v: &Ct2Var) -> Result<()> {
@@ -206,30 +226,69 @@ fn push(out: &mut Vec<Out>, name: String, v: &Ct2Var) -> Result<()> {
     if is_conv_bias {
         dims.push(1); // [n] -> [n, 1]
     }
-    let data = if f32 { to_f32_bytes(v)? } else { to_f16_bytes(v)? };
-    out.push(Out { name, dims, f32, data });
+    let data = if f32 {
+        to_f32_bytes(v)?
+    } else {
+        to_f16_bytes(v)?
+    };
+    out.push(Out {
+        name,
+        dims,
+        f32,
+        data,
+    });
     Ok(())
 }
 
 fn linear(out: &mut Vec<Out>, vars: &HashMap<String, Ct2Var>, ct2: &str, oa: &str) -> Result<()> {
-    push(out, format!("{oa}.weight"), var(vars, &format!("{ct2}/weight"))?)?;
-    push(out, format!("{oa}.bias"), var(vars, &format!("{ct2}/bias"))?)
+    push(
+        out,
+        format!("{oa}.weight"),
+        var(vars, &format!("{ct2}/weight"))?,
+    )?;
+    push(
+        out,
+        format!("{oa}.bias"),
+        var(vars, &format!("{ct2}/bias"))?,
+    )
 }
 
 fn norm(out: &mut Vec<Out>, vars: &HashMap<String, Ct2Var>, ct2: &str, oa: &str) -> Result<()> {
-    push(out, format!("{oa}.weight"), var(vars, &format!("{ct2}/gamma"))?)?;
-    push(out, format!("{oa}.bias"), var(vars, &format!("{ct2}/beta"))?)
+    push(
+        out,
+        format!("{oa}.weight"),
+        var(vars, &format!("{ct2}/gamma"))?,
+    )?;
+    push(
+        out,
+        format!("{oa}.bias"),
+        var(vars, &format!("{ct2}/beta"))?,
+    )
 }
 
 /// Split a fused projection (rows = parts × d) into OpenAI's separate ones; `key` has no bias.
-fn fused(out: &mut Vec<Out>, vars: &HashMap<String, Ct2Var>, ct2: &str, oa: &str, parts: &[&str], d: usize) -> Result<()> {
+fn fused(
+    out: &mut Vec<Out>,
+    vars: &HashMap<String, Ct2Var>,
+    ct2: &str,
+    oa: &str,
+    parts: &[&str],
+    d: usize,
+) -> Result<()> {
     let w = var(vars, &format!("{ct2}/weight"))?;
     let b = var(vars, &format!("{ct2}/bias"))?;
     if w.dims[0] != parts.len() * d || b.dims[0] != parts.len() * d {
-        return Err(bad(format!("'{ct2}' is not {} fused projections of {d}", parts.len())));
+        return Err(bad(format!(
+            "'{ct2}' is not {} fused projections of {d}",
+            parts.len()
+        )));
     }
     for (i, p) in parts.iter().enumerate() {
-        push(out, format!("{oa}.{p}.weight"), &rows(w, i * d, (i + 1) * d))?;
+        push(
+            out,
+            format!("{oa}.{p}.weight"),
+            &rows(w, i * d, (i + 1) * d),
+        )?;
         if *p != "key" {
             push(out, format!("{oa}.{p}.bias"), &rows(b, i * d, (i + 1) * d))?;
         }
@@ -237,34 +296,121 @@ fn fused(out: &mut Vec<Out>, vars: &HashMap<String, Ct2Var>, ct2: &str, oa: &str
     Ok(())
 }
 
-fn attention_block(out: &mut Vec<Out>, vars: &HashMap<String, Ct2Var>, l: &str, b: &str, d: usize, cross: bool) -> Result<()> {
-    norm(out, vars, &format!("{l}/self_attention/layer_norm"), &format!("{b}.attn_ln"))?;
-    fused(out, vars, &format!("{l}/self_attention/linear_0"), &format!("{b}.attn"), &["query", "key", "value"], d)?;
-    linear(out, vars, &format!("{l}/self_attention/linear_1"), &format!("{b}.attn.out"))?;
+fn attention_block(
+    out: &mut Vec<Out>,
+    vars: &HashMap<String, Ct2Var>,
+    l: &str,
+    b: &str,
+    d: usize,
+    cross: bool,
+) -> Result<()> {
+    norm(
+        out,
+        vars,
+        &format!("{l}/self_attention/layer_norm"),
+        &format!("{b}.attn_ln"),
+    )?;
+    fused(
+        out,
+        vars,
+        &format!("{l}/self_attention/linear_0"),
+        &format!("{b}.attn"),
+        &["query", "key", "value"],
+        d,
+    )?;
+    linear(
+        out,
+        vars,
+        &format!("{l}/self_attention/linear_1"),
+        &format!("{b}.attn.out"),
+    )?;
     if cross {
-        norm(out, vars, &format!("{l}/attention/layer_norm"), &format!("{b}.cross_attn_ln"))?;
-        linear(out, vars, &format!("{l}/attention/linear_0"), &format!("{b}.cross_attn.query"))?;
-        fused(out, vars, &format!("{l}/attention/linear_1"), &format!("{b}.cross_attn"), &["key", "value"], d)?;
-        linear(out, vars, &format!("{l}/attention/linear_2"), &format!("{b}.cross_attn.out"))?;
+        norm(
+            out,
+            vars,
+            &format!("{l}/attention/layer_norm"),
+            &format!("{b}.cross_attn_ln"),
+        )?;
+        linear(
+            out,
+            vars,
+            &format!("{l}/attention/linear_0"),
+            &format!("{b}.cross_attn.query"),
+        )?;
+        fused(
+            out,
+            vars,
+            &format!("{l}/attention/linear_1"),
+            &format!("{b}.cross_attn"),
+            &["key", "value"],
+            d,
+        )?;
+        linear(
+            out,
+            vars,
+            &format!("{l}/attention/linear_2"),
+            &format!("{b}.cross_attn.out"),
+        )?;
     }
-    norm(out, vars, &format!("{l}/ffn/layer_norm"), &format!("{b}.mlp_ln"))?;
-    linear(out, vars, &format!("{l}/ffn/linear_0"), &format!("{b}.mlp.0"))?;
-    linear(out, vars, &format!("{l}/ffn/linear_1"), &format!("{b}.mlp.2"))
+    norm(
+        out,
+        vars,
+        &format!("{l}/ffn/layer_norm"),
+        &format!("{b}.mlp_ln"),
+    )?;
+    linear(
+        out,
+        vars,
+        &format!("{l}/ffn/linear_0"),
+        &format!("{b}.mlp.0"),
+    )?;
+    linear(
+        out,
+        vars,
+        &format!("{l}/ffn/linear_1"),
+        &format!("{b}.mlp.2"),
+    )
 }
 
 fn tensors(vars: &HashMap<String, Ct2Var>, h: &Hparams) -> Result<Vec<Out>> {
     let mut out = Vec::new();
     linear(&mut out, vars, "encoder/conv1", "encoder.conv1")?;
     linear(&mut out, vars, "encoder/conv2", "encoder.conv2")?;
-    push(&mut out, "encoder.positional_embedding".into(), var(vars, "encoder/position_encodings/encodings")?)?;
+    push(
+        &mut out,
+        "encoder.positional_embedding".into(),
+        var(vars, "encoder/position_encodings/encodings")?,
+    )?;
     for i in 0..h.n_audio_layer {
-        attention_block(&mut out, vars, &format!("encoder/layer_{i}"), &format!("encoder.blocks.{i}"), h.n_audio_state, false)?;
+        attention_block(
+            &mut out,
+            vars,
+            &format!("encoder/layer_{i}"),
+            &format!("encoder.blocks.{i}"),
+            h.n_audio_state,
+            false,
+        )?;
     }
     norm(&mut out, vars, "encoder/layer_norm", "encoder.ln_post")?;
-    push(&mut out, "decoder.token_embedding.weight".into(), var(vars, "decoder/embeddings/weight")?)?;
-    push(&mut out, "decoder.positional_embedding".into(), var(vars, "decoder/position_encodings/encodings")?)?;
+    push(
+        &mut out,
+        "decoder.token_embedding.weight".into(),
+        var(vars, "decoder/embeddings/weight")?,
+    )?;
+    push(
+        &mut out,
+        "decoder.positional_embedding".into(),
+        var(vars, "decoder/position_encodings/encodings")?,
+    )?;
     for i in 0..h.n_text_layer {
-        attention_block(&mut out, vars, &format!("decoder/layer_{i}"), &format!("decoder.blocks.{i}"), h.n_text_state, true)?;
+        attention_block(
+            &mut out,
+            vars,
+            &format!("decoder/layer_{i}"),
+            &format!("decoder.blocks.{i}"),
+            h.n_text_state,
+            true,
+        )?;
     }
     norm(&mut out, vars, "decoder/layer_norm", "decoder.ln")?;
     Ok(out)
@@ -279,34 +425,69 @@ pub fn read_npy_f32(bytes: &[u8]) -> Result<(Vec<usize>, Vec<f32>)> {
     let (hlen, start) = if bytes[6] == 1 {
         (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
     } else {
-        (u32::from_le_bytes(bytes.get(8..12).ok_or_else(|| bad("short header"))?.try_into().unwrap()) as usize, 12)
+        (
+            u32::from_le_bytes(
+                bytes
+                    .get(8..12)
+                    .ok_or_else(|| bad("short header"))?
+                    .try_into()
+                    .unwrap(),
+            ) as usize,
+            12,
+        )
     };
-    let header = std::str::from_utf8(bytes.get(start..start + hlen).ok_or_else(|| bad("short header"))?).map_err(|_| bad("header"))?;
+    let header = std::str::from_utf8(
+        bytes
+            .get(start..start + hlen)
+            .ok_or_else(|| bad("short header"))?,
+    )
+    .map_err(|_| bad("header"))?;
     if !header.contains("'descr': '<f4'") || header.contains("'fortran_order': True") {
         return Err(bad("only C-ordered <f4 is supported"));
     }
-    let shape_str = header.split("'shape': (").nth(1).and_then(|s| s.split(')').next()).ok_or_else(|| bad("no shape"))?;
-    let shape: Vec<usize> = shape_str.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+    let shape_str = header
+        .split("'shape': (")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .ok_or_else(|| bad("no shape"))?;
+    let shape: Vec<usize> = shape_str
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
     let data = &bytes[start + hlen..];
     let n: usize = shape.iter().product();
     if data.len() != n * 4 {
         return Err(bad("data length does not match shape"));
     }
-    Ok((shape, data.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()))
+    Ok((
+        shape,
+        data.chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+    ))
 }
 
 /// Decode a `.tiktoken` vocabulary (base64 token, rank) into token bytes ordered by rank.
 pub fn read_tiktoken(text: &str) -> Result<Vec<Vec<u8>>> {
     let mut toks: Vec<(usize, Vec<u8>)> = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let mut it = line.split_whitespace();
         let (Some(b64), Some(rank)) = (it.next(), it.next()) else {
-            return Err(Error::InvalidInput(format!("vocabulary line {} is malformed", i + 1)));
+            return Err(Error::InvalidInput(format!(
+                "vocabulary line {} is malformed",
+                i + 1
+            )));
         };
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(b64)
             .map_err(|_| Error::InvalidInput(format!("vocabulary line {} is not base64", i + 1)))?;
-        let rank = rank.parse().map_err(|_| Error::InvalidInput(format!("vocabulary line {} has no rank", i + 1)))?;
+        let rank = rank
+            .parse()
+            .map_err(|_| Error::InvalidInput(format!("vocabulary line {} has no rank", i + 1)))?;
         toks.push((rank, bytes));
     }
     toks.sort_by_key(|t| t.0);
@@ -314,16 +495,38 @@ pub fn read_tiktoken(text: &str) -> Result<Vec<Vec<u8>>> {
 }
 
 /// Write the GGML file. `mel` is `[n_mels, n_fft]` float32; `vocab` the byte tokens in rank order.
-pub fn write_ggml(w: &mut impl Write, vars: &HashMap<String, Ct2Var>, mel: (&[usize], &[f32]), vocab: &[Vec<u8>]) -> Result<Hparams> {
+pub fn write_ggml(
+    w: &mut impl Write,
+    vars: &HashMap<String, Ct2Var>,
+    mel: (&[usize], &[f32]),
+    vocab: &[Vec<u8>],
+) -> Result<Hparams> {
     let h = Hparams::from_ct2(vars)?;
     if mel.0.len() != 2 || mel.0[0] != h.n_mels {
-        return Err(Error::InvalidInput(format!("mel filters have shape {:?}, the model wants {} bins", mel.0, h.n_mels)));
+        return Err(Error::InvalidInput(format!(
+            "mel filters have shape {:?}, the model wants {} bins",
+            mel.0, h.n_mels
+        )));
     }
     let tensors = tensors(vars, &h)?;
-    let io = |e| Error::Io { context: "writing the GGML model".into(), source: e };
+    let io = |e| Error::Io {
+        context: "writing the GGML model".into(),
+        source: e,
+    };
     let put = |w: &mut dyn Write, v: i32| w.write_all(&v.to_le_bytes()).map_err(io);
     put(w, GGML_MAGIC as i32)?;
-    for v in [h.n_vocab, h.n_audio_ctx, h.n_audio_state, h.n_audio_head, h.n_audio_layer, h.n_text_ctx, h.n_text_state, h.n_text_head, h.n_text_layer, h.n_mels] {
+    for v in [
+        h.n_vocab,
+        h.n_audio_ctx,
+        h.n_audio_state,
+        h.n_audio_head,
+        h.n_audio_layer,
+        h.n_text_ctx,
+        h.n_text_state,
+        h.n_text_head,
+        h.n_text_layer,
+        h.n_mels,
+    ] {
         put(w, v as i32)?;
     }
     put(w, 1)?; // ftype: mostly f16
@@ -355,12 +558,14 @@ pub fn convert_files(ct2: &Path, mel_npy: &Path, tiktoken: &Path, out: &Path) ->
     let read = |p: &Path| std::fs::read(p).map_err(Error::io(format!("reading {}", p.display())));
     let vars = read_ct2(&read(ct2)?)?;
     let (shape, mel) = read_npy_f32(&read(mel_npy)?)?;
-    let vocab_text = String::from_utf8(read(tiktoken)?).map_err(|_| Error::InvalidInput("vocabulary is not UTF-8".into()))?;
+    let vocab_text = String::from_utf8(read(tiktoken)?)
+        .map_err(|_| Error::InvalidInput("vocabulary is not UTF-8".into()))?;
     let vocab = read_tiktoken(&vocab_text)?;
     let f = std::fs::File::create(out).map_err(Error::io(format!("creating {}", out.display())))?;
     let mut w = BufWriter::new(f);
     let h = write_ggml(&mut w, &vars, (&shape, &mel), &vocab)?;
-    w.flush().map_err(Error::io(format!("writing {}", out.display())))?;
+    w.flush()
+        .map_err(Error::io(format!("writing {}", out.display())))?;
     Ok(h)
 }
 
@@ -370,27 +575,42 @@ pub fn convert_files(ct2: &Path, mel_npy: &Path, tiktoken: &Path, out: &Path) ->
 /// this before it is handed over.
 pub fn check_ggml_file(path: &Path) -> Result<()> {
     use std::io::{Read, Seek, SeekFrom};
-    let corrupt = |detail: String| Error::ModelCorrupt { path: path.into(), detail };
-    let mut f = std::io::BufReader::new(std::fs::File::open(path).map_err(Error::io(format!("opening {}", path.display())))?);
-    let len = std::fs::metadata(path).map_err(Error::io(format!("reading {}", path.display())))?.len();
+    let corrupt = |detail: String| Error::ModelCorrupt {
+        path: path.into(),
+        detail,
+    };
+    let mut f = std::io::BufReader::new(
+        std::fs::File::open(path).map_err(Error::io(format!("opening {}", path.display())))?,
+    );
+    let len = std::fs::metadata(path)
+        .map_err(Error::io(format!("reading {}", path.display())))?
+        .len();
     let mut pos = 0u64;
     let i32_at = |f: &mut std::io::BufReader<std::fs::File>, pos: &mut u64| -> Result<i64> {
         let mut b = [0u8; 4];
-        f.read_exact(&mut b).map_err(|_| corrupt(format!("it ends early, at byte {pos}")))?;
+        f.read_exact(&mut b)
+            .map_err(|_| corrupt(format!("it ends early, at byte {pos}")))?;
         *pos += 4;
         Ok(i32::from_le_bytes(b) as i64)
     };
     let skip = |f: &mut std::io::BufReader<std::fs::File>, pos: &mut u64, n: i64| -> Result<()> {
         *pos += n as u64;
         if *pos > len {
-            return Err(corrupt(format!("a section runs past the end of the file ({} bytes)", len)));
+            return Err(corrupt(format!(
+                "a section runs past the end of the file ({} bytes)",
+                len
+            )));
         }
-        f.seek(SeekFrom::Start(*pos)).map(|_| ()).map_err(Error::io("reading the whisper model"))
+        f.seek(SeekFrom::Start(*pos))
+            .map(|_| ())
+            .map_err(Error::io("reading the whisper model"))
     };
     if i32_at(&mut f, &mut pos)? as u32 != GGML_MAGIC {
         return Err(corrupt("it does not start with the GGML magic".into()));
     }
-    let h: Vec<i64> = (0..11).map(|_| i32_at(&mut f, &mut pos)).collect::<Result<_>>()?;
+    let h: Vec<i64> = (0..11)
+        .map(|_| i32_at(&mut f, &mut pos))
+        .collect::<Result<_>>()?;
     if h[..10].iter().any(|&v| !(1..=1_000_000).contains(&v)) || !(0..=32).contains(&h[10]) {
         return Err(corrupt(format!("its dimensions make no sense: {h:?}")));
     }
@@ -412,11 +632,19 @@ pub fn check_ggml_file(path: &Path) -> Result<()> {
     }
     let mut tensors = 0;
     while pos < len {
-        let (n_dims, name_len, ftype) = (i32_at(&mut f, &mut pos)?, i32_at(&mut f, &mut pos)?, i32_at(&mut f, &mut pos)?);
+        let (n_dims, name_len, ftype) = (
+            i32_at(&mut f, &mut pos)?,
+            i32_at(&mut f, &mut pos)?,
+            i32_at(&mut f, &mut pos)?,
+        );
         let elem = match ftype {
             0 => 4,
             1 => 2,
-            t => return Err(corrupt(format!("tensor {tensors} has type {t}; this build reads f32 and f16 files"))),
+            t => {
+                return Err(corrupt(format!(
+                    "tensor {tensors} has type {t}; this build reads f32 and f16 files"
+                )))
+            }
         };
         if !(1..=4).contains(&n_dims) || !(1..=256).contains(&name_len) {
             return Err(corrupt(format!("tensor {tensors} has a malformed header")));
@@ -502,7 +730,10 @@ mod tests {
                 v.push((format!("{l}/{n}/gamma"), vec![d]));
                 v.push((format!("{l}/{n}/beta"), vec![d]));
             }
-            v.push((format!("{l}/self_attention/linear_0/weight"), vec![3 * d, d]));
+            v.push((
+                format!("{l}/self_attention/linear_0/weight"),
+                vec![3 * d, d],
+            ));
             v.push((format!("{l}/self_attention/linear_0/bias"), vec![3 * d]));
             v.push((format!("{l}/self_attention/linear_1/weight"), vec![d, d]));
             v.push((format!("{l}/self_attention/linear_1/bias"), vec![d]));
@@ -523,7 +754,15 @@ mod tests {
         }
         let vars: Vec<(&str, Vec<usize>, Vec<f32>)> = v
             .iter()
-            .map(|(n, dims)| (n.as_str(), dims.clone(), (0..dims.iter().product::<usize>()).map(|i| i as f32).collect()))
+            .map(|(n, dims)| {
+                (
+                    n.as_str(),
+                    dims.clone(),
+                    (0..dims.iter().product::<usize>())
+                        .map(|i| i as f32)
+                        .collect(),
+                )
+            })
             .collect();
         ct2_bytes(&vars, &[("encoder/num_heads", 1), ("decoder/num_heads", 1)])
     }
@@ -565,11 +804,26 @@ mod tests {
         let mut out = Vec::new();
         let h = write_ggml(&mut out, &vars, (&[3, 4], &mel), &vocab).unwrap();
         assert_eq!(&out[..4], b"lmgg");
-        assert_eq!((h.n_vocab, h.n_audio_ctx, h.n_audio_state, h.n_audio_layer, h.n_text_ctx, h.n_mels), (5, 4, 2, 1, 3, 3));
+        assert_eq!(
+            (
+                h.n_vocab,
+                h.n_audio_ctx,
+                h.n_audio_state,
+                h.n_audio_layer,
+                h.n_text_ctx,
+                h.n_mels
+            ),
+            (5, 4, 2, 1, 3, 3)
+        );
         let (hp, t) = parse_ggml(&out);
         assert_eq!(hp[1..11], [5, 4, 2, 1, 1, 3, 2, 1, 1, 3]);
         // 4 conv + pos + 2 ln_post + 15 per encoder block; 2 emb/pos + 2 ln + 24 per decoder block.
-        assert_eq!(t.len(), 7 + 15 + 4 + 24, "{:?}", t.keys().collect::<Vec<_>>());
+        assert_eq!(
+            t.len(),
+            7 + 15 + 4 + 24,
+            "{:?}",
+            t.keys().collect::<Vec<_>>()
+        );
         assert!(!t.contains_key("encoder.blocks.0.attn.key.bias"));
         // Conv bias becomes [n, 1] f32; matrices stay f16; dims are written innermost first.
         assert_eq!(t["encoder.conv1.bias"].0, vec![1, 2]);
@@ -579,10 +833,16 @@ mod tests {
         assert_eq!(t["decoder.positional_embedding"].1, 0);
         // The fused QKV is split by rows: value is rows 4..6 of [0, 1, ..., 11] as f16.
         let value = &t["encoder.blocks.0.attn.value.weight"].2;
-        let vals: Vec<f32> = value.chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect();
+        let vals: Vec<f32> = value
+            .chunks_exact(2)
+            .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect();
         assert_eq!(vals, vec![8.0, 9.0, 10.0, 11.0]);
         let vb = &t["decoder.blocks.0.cross_attn.value.bias"].2;
-        let vb: Vec<f32> = vb.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+        let vb: Vec<f32> = vb
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
         assert_eq!(vb, vec![2.0, 3.0]);
     }
 
@@ -591,7 +851,9 @@ mod tests {
         let full = tiny_model();
         let err = read_ct2(&full[..full.len() / 2]).unwrap_err().to_string();
         assert!(err.contains("ends early"), "{err}");
-        let err = read_ct2(b"\x06\0\0\0\x05\0Other\0").unwrap_err().to_string();
+        let err = read_ct2(b"\x06\0\0\0\x05\0Other\0")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("WhisperSpec"), "{err}");
     }
 
@@ -606,7 +868,10 @@ mod tests {
         check_ggml_file(&p).unwrap();
         for cut in [4, 20, 60, out.len() / 2, out.len() - 1] {
             std::fs::write(&p, &out[..cut]).unwrap();
-            assert!(matches!(check_ggml_file(&p), Err(Error::ModelCorrupt { .. })), "cut at {cut}");
+            assert!(
+                matches!(check_ggml_file(&p), Err(Error::ModelCorrupt { .. })),
+                "cut at {cut}"
+            );
         }
         let mut garbage = b"lmgg".to_vec();
         garbage.extend(std::iter::repeat(0xAB).take(500));
@@ -623,6 +888,9 @@ mod tests {
         npy.extend_from_slice(&1.5f32.to_le_bytes());
         npy.extend_from_slice(&(-2.0f32).to_le_bytes());
         assert_eq!(read_npy_f32(&npy).unwrap(), (vec![2, 1], vec![1.5, -2.0]));
-        assert_eq!(read_tiktoken("IQ== 1\nYWI= 0\n").unwrap(), vec![b"ab".to_vec(), b"!".to_vec()]);
+        assert_eq!(
+            read_tiktoken("IQ== 1\nYWI= 0\n").unwrap(),
+            vec![b"ab".to_vec(), b"!".to_vec()]
+        );
     }
 }

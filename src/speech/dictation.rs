@@ -15,7 +15,9 @@ pub struct Dictation {
 
 impl Dictation {
     pub fn new(recordings_dir: impl Into<PathBuf>) -> Dictation {
-        Dictation { recordings_dir: recordings_dir.into() }
+        Dictation {
+            recordings_dir: recordings_dir.into(),
+        }
     }
 
     pub fn recordings_dir(&self) -> &Path {
@@ -25,10 +27,14 @@ impl Dictation {
     /// Write 16 kHz mono samples to a new WAV file in the recordings folder.
     pub fn save(&self, samples: &[f32]) -> Result<PathBuf> {
         if samples.is_empty() {
-            return Err(Error::InvalidInput("the recording is empty: nothing was captured".into()));
+            return Err(Error::InvalidInput(
+                "the recording is empty: nothing was captured".into(),
+            ));
         }
-        std::fs::create_dir_all(&self.recordings_dir)
-            .map_err(Error::io(format!("creating the recordings folder {}", self.recordings_dir.display())))?;
+        std::fs::create_dir_all(&self.recordings_dir).map_err(Error::io(format!(
+            "creating the recordings folder {}",
+            self.recordings_dir.display()
+        )))?;
         let stamp = crate::store::now_ms();
         let mut path = self.recordings_dir.join(format!("{stamp}.wav"));
         let mut n = 1;
@@ -41,16 +47,33 @@ impl Dictation {
     }
 
     /// Save, transcribe and remember a recording in `scope` / `session`.
-    pub fn finish(&self, samples: &[f32], transcriber: &Transcriber, store: &Store, scope: &str, session: &str) -> Result<Memory> {
+    pub fn finish(
+        &self,
+        samples: &[f32],
+        transcriber: &Transcriber,
+        store: &Store,
+        scope: &str,
+        session: &str,
+    ) -> Result<Memory> {
         let wav = self.save(samples)?;
-        let kept = |e: Error| Error::Audio(format!("{e} (the recording is kept at {})", wav.display()));
+        let kept =
+            |e: Error| Error::Audio(format!("{e} (the recording is kept at {})", wav.display()));
         let text = transcriber.transcribe(samples).map_err(kept)?;
         if text.trim().is_empty() {
-            return Err(kept(Error::InvalidInput("no speech was heard in the recording".into())));
+            return Err(kept(Error::InvalidInput(
+                "no speech was heard in the recording".into(),
+            )));
         }
         let audio_path = wav.to_string_lossy().into_owned();
         let id = store
-            .remember_new(&NewMemory { scope, session, text: &text, source: Some("dictated"), audio_path: Some(&audio_path), ..Default::default() })
+            .remember_new(&NewMemory {
+                scope,
+                session,
+                text: &text,
+                source: Some("dictated"),
+                audio_path: Some(&audio_path),
+                ..Default::default()
+            })
             .map_err(kept)?;
         store.get(id)
     }

@@ -5,6 +5,7 @@
 pub mod dictation;
 pub mod recorder;
 pub mod transcriber;
+pub mod wer;
 
 pub use dictation::Dictation;
 pub use recorder::{InputDevice, Recorder};

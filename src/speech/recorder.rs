@@ -30,10 +30,15 @@ pub struct InputDevice {
 pub fn input_devices() -> Result<Vec<InputDevice>> {
     let host = cpal::default_host();
     let default = host.default_input_device().and_then(|d| d.name().ok());
-    let devices = host.input_devices().map_err(|e| Error::Audio(format!("could not list microphones: {e}")))?;
+    let devices = host
+        .input_devices()
+        .map_err(|e| Error::Audio(format!("could not list microphones: {e}")))?;
     Ok(devices
         .filter_map(|d| d.name().ok())
-        .map(|name| InputDevice { is_default: Some(&name) == default.as_ref(), name })
+        .map(|name| InputDevice {
+            is_default: Some(&name) == default.as_ref(),
+            name,
+        })
         .collect())
 }
 
@@ -82,7 +87,13 @@ impl Recorder {
         let (rate, device) = ready_rx
             .recv_timeout(Duration::from_secs(10))
             .map_err(|_| Error::Audio("the microphone did not start within 10 s".into()))??;
-        Ok(Recorder { shared, stop: stop_tx, thread: Some(thread), rate, device })
+        Ok(Recorder {
+            shared,
+            stop: stop_tx,
+            thread: Some(thread),
+            rate,
+            device,
+        })
     }
 
     /// The device actually used.
@@ -97,7 +108,11 @@ impl Recorder {
 
     /// Peak level (0..1) of the last 50 ms, for a level meter.
     pub fn level(&self) -> f32 {
-        let s = self.shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+        let s = self
+            .shared
+            .samples
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let n = (self.rate as usize / 20).min(s.len());
         s[s.len() - n..].iter().fold(0.0f32, |m, x| m.max(x.abs()))
     }
@@ -107,7 +122,10 @@ impl Recorder {
     /// so tests wait for samples, not for the clock.)
     pub fn wait_for(&self, seconds: f32, timeout: Duration) -> bool {
         let t0 = Instant::now();
-        while self.captured_seconds() < seconds && t0.elapsed() < timeout && !self.shared.ended.load(Ordering::Relaxed) {
+        while self.captured_seconds() < seconds
+            && t0.elapsed() < timeout
+            && !self.shared.ended.load(Ordering::Relaxed)
+        {
             std::thread::sleep(Duration::from_millis(5));
         }
         self.captured_seconds() >= seconds
@@ -120,10 +138,19 @@ impl Recorder {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        let samples = std::mem::take(&mut *self.shared.samples.lock().unwrap_or_else(|p| p.into_inner()));
+        let samples = std::mem::take(
+            &mut *self
+                .shared
+                .samples
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
         if samples.is_empty() {
             if let Some(e) = self.shared.failed.lock().unwrap().take() {
-                return Err(Error::Audio(format!("the microphone '{}' failed before any sound was captured: {e}", self.device)));
+                return Err(Error::Audio(format!(
+                    "the microphone '{}' failed before any sound was captured: {e}",
+                    self.device
+                )));
             }
         }
         audio::resample(&samples, self.rate, SAMPLE_RATE)
@@ -146,13 +173,21 @@ fn open_stream(wanted: Option<&str>, shared: Arc<Shared>) -> Result<(cpal::Strea
             .input_devices()
             .map_err(|e| Error::Audio(format!("could not list microphones: {e}")))?
             .find(|d| d.name().ok().as_deref() == Some(name))
-            .ok_or_else(|| Error::Audio(format!("the microphone '{name}' is not connected; pick another one in Settings")))?,
-        None => host
-            .default_input_device()
-            .ok_or_else(|| Error::Audio("no microphone was found: connect one, or check that the sound system sees it".into()))?,
+            .ok_or_else(|| {
+                Error::Audio(format!(
+                    "the microphone '{name}' is not connected; pick another one in Settings"
+                ))
+            })?,
+        None => host.default_input_device().ok_or_else(|| {
+            Error::Audio(
+                "no microphone was found: connect one, or check that the sound system sees it"
+                    .into(),
+            )
+        })?,
     };
     let name = device.name().unwrap_or_else(|_| "microphone".into());
-    let config = choose_config(&device).map_err(|e| Error::Audio(format!("the microphone '{name}' cannot record: {e}")))?;
+    let config = choose_config(&device)
+        .map_err(|e| Error::Audio(format!("the microphone '{name}' cannot record: {e}")))?;
     let rate = config.sample_rate().0;
     let channels = config.channels() as usize;
     let fmt = config.sample_format();
@@ -163,21 +198,35 @@ fn open_stream(wanted: Option<&str>, shared: Arc<Shared>) -> Result<(cpal::Strea
         cpal::SampleFormat::I32 => build::<i32>(&device, &cfg, channels, shared),
         cpal::SampleFormat::U16 => build::<u16>(&device, &cfg, channels, shared),
         cpal::SampleFormat::U8 => build::<u8>(&device, &cfg, channels, shared),
-        other => return Err(Error::Audio(format!("the microphone '{name}' uses an unsupported sample format {other:?}"))),
+        other => {
+            return Err(Error::Audio(format!(
+                "the microphone '{name}' uses an unsupported sample format {other:?}"
+            )))
+        }
     }
     .map_err(|e| Error::Audio(format!("could not open the microphone '{name}': {e}")))?;
-    stream.play().map_err(|e| Error::Audio(format!("could not start the microphone '{name}': {e}")))?;
+    stream
+        .play()
+        .map_err(|e| Error::Audio(format!("could not start the microphone '{name}': {e}")))?;
     Ok((stream, rate, name))
 }
 
 /// Whisper wants 16 kHz mono: ask the device for exactly that (16-bit first, then float) when it
 /// offers it, which spares a resampling step; otherwise take the device's default and resample.
 /// (ALSA devices backed by a file only deliver their frames intact in the file's own format.)
-fn choose_config(device: &cpal::Device) -> std::result::Result<cpal::SupportedStreamConfig, String> {
-    let ranges: Vec<_> = device.supported_input_configs().map(|r| r.collect()).unwrap_or_default();
+fn choose_config(
+    device: &cpal::Device,
+) -> std::result::Result<cpal::SupportedStreamConfig, String> {
+    let ranges: Vec<_> = device
+        .supported_input_configs()
+        .map(|r| r.collect())
+        .unwrap_or_default();
     for format in [cpal::SampleFormat::I16, cpal::SampleFormat::F32] {
         let fits = |r: &&cpal::SupportedStreamConfigRange| {
-            r.channels() == 1 && r.sample_format() == format && r.min_sample_rate().0 <= SAMPLE_RATE && SAMPLE_RATE <= r.max_sample_rate().0
+            r.channels() == 1
+                && r.sample_format() == format
+                && r.min_sample_rate().0 <= SAMPLE_RATE
+                && SAMPLE_RATE <= r.max_sample_rate().0
         };
         if let Some(r) = ranges.iter().find(fits) {
             return Ok(r.clone().with_sample_rate(cpal::SampleRate(SAMPLE_RATE)));
@@ -186,7 +235,12 @@ fn choose_config(device: &cpal::Device) -> std::result::Result<cpal::SupportedSt
     device.default_input_config().map_err(|e| e.to_string())
 }
 
-fn build<T>(device: &cpal::Device, cfg: &cpal::StreamConfig, channels: usize, shared: Arc<Shared>) -> std::result::Result<cpal::Stream, cpal::BuildStreamError>
+fn build<T>(
+    device: &cpal::Device,
+    cfg: &cpal::StreamConfig,
+    channels: usize,
+    shared: Arc<Shared>,
+) -> std::result::Result<cpal::Stream, cpal::BuildStreamError>
 where
     T: SizedSample,
     f32: FromSample<T>,
@@ -199,7 +253,9 @@ where
             for frame in data.chunks_exact(channels) {
                 buf.push(frame.iter().map(|s| f32::from_sample(*s)).sum::<f32>() / channels as f32);
             }
-            shared.frames.fetch_add(data.len() / channels, Ordering::Relaxed);
+            shared
+                .frames
+                .fetch_add(data.len() / channels, Ordering::Relaxed);
         },
         move |err| {
             *on_error.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(err.to_string());

@@ -28,19 +28,30 @@ impl Transcriber {
     /// Load a GGML whisper model from a path.
     pub fn load_from(path: &Path) -> Result<Transcriber> {
         whisper_rs::install_logging_hooks();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         // whisper.cpp aborts the process on a malformed file; check its structure first.
         models::whisper_ggml::check_ggml_file(path)?;
-        let p = path.to_str().ok_or_else(|| Error::InvalidInput(format!("model path {} is not UTF-8", path.display())))?;
-        let ctx = WhisperContext::new_with_params(p, WhisperContextParameters::default())
-            .map_err(|e| Error::ModelCorrupt { path: path.into(), detail: format!("whisper.cpp could not load it: {e}") })?;
+        let p = path.to_str().ok_or_else(|| {
+            Error::InvalidInput(format!("model path {} is not UTF-8", path.display()))
+        })?;
+        let ctx = WhisperContext::new_with_params(p, WhisperContextParameters::default()).map_err(
+            |e| Error::ModelCorrupt {
+                path: path.into(),
+                detail: format!("whisper.cpp could not load it: {e}"),
+            },
+        )?;
         Ok(Transcriber { ctx, name })
     }
 
     /// Transcribe 16 kHz mono samples to text (trimmed; empty when nothing was said).
     pub fn transcribe(&self, pcm: &[f32]) -> Result<String> {
         if pcm.is_empty() {
-            return Err(Error::InvalidInput("the recording is empty: nothing was captured".into()));
+            return Err(Error::InvalidInput(
+                "the recording is empty: nothing was captured".into(),
+            ));
         }
         // Whisper invents words ("you", "Thank you.") for silence: below this level nobody spoke.
         // (A voice activity detector replaces this gate when dictation gets one.)
@@ -56,11 +67,18 @@ impl Transcriber {
         } else {
             pcm
         };
-        let fail = |e: whisper_rs::WhisperError| Error::ModelLoad { name: self.name.clone(), detail: e.to_string() };
+        let fail = |e: whisper_rs::WhisperError| Error::ModelLoad {
+            name: self.name.clone(),
+            detail: e.to_string(),
+        };
         let mut state = self.ctx.create_state().map_err(fail)?;
         let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
         params.set_language(Some("en"));
-        params.set_n_threads(if perf::enabled() { perf::threads() as i32 } else { 1 });
+        params.set_n_threads(if perf::enabled() {
+            perf::threads() as i32
+        } else {
+            1
+        });
         params.set_print_special(false);
         params.set_print_progress(false);
         params.set_print_realtime(false);

@@ -117,7 +117,9 @@ impl VecIndex {
 
     /// Drop a vector (swap-remove: order is not kept).
     pub fn remove(&mut self, id: i64) {
-        let Some(p) = self.pos.remove(&id) else { return };
+        let Some(p) = self.pos.remove(&id) else {
+            return;
+        };
         let last = self.ids.len() - 1;
         self.ids.swap_remove(p);
         self.created.swap_remove(p);
@@ -138,12 +140,18 @@ impl VecIndex {
         let d = EMBED_DIM;
         let rows: Vec<usize> = match session {
             Some(s) => match self.sessions.get(s) {
-                Some(&sid) => (0..self.len()).filter(|&i| self.session[i] == sid).collect(),
+                Some(&sid) => (0..self.len())
+                    .filter(|&i| self.session[i] == sid)
+                    .collect(),
                 None => return Vec::new(),
             },
             None => Vec::new(),
         };
-        let exact = |i: usize| Scored { id: self.ids[i], similarity: dot_f32(q, &self.full[i * d..(i + 1) * d]), created_at: self.created[i] };
+        let exact = |i: usize| Scored {
+            id: self.ids[i],
+            similarity: dot_f32(q, &self.full[i * d..(i + 1) * d]),
+            created_at: self.created[i],
+        };
         let mut out: Vec<Scored> = if session.is_some() {
             rows.into_iter().map(exact).collect()
         } else if self.len() <= EXACT_BELOW {
@@ -161,21 +169,33 @@ impl VecIndex {
                     let c = &self.codes[i * d..(i + 1) * d];
                     // SAFETY: only called when the CPU reports AVX2.
                     #[cfg(target_arch = "x86_64")]
-                    let dot = if avx2 { unsafe { dot_i8_avx2(&qc, c) } } else { dot_i8_portable(&qc, c) };
+                    let dot = if avx2 {
+                        unsafe { dot_i8_avx2(&qc, c) }
+                    } else {
+                        dot_i8_portable(&qc, c)
+                    };
                     #[cfg(not(target_arch = "x86_64"))]
-                    let dot = { let _ = avx2; dot_i8_portable(&qc, c) };
+                    let dot = {
+                        let _ = avx2;
+                        dot_i8_portable(&qc, c)
+                    };
                     (dot as f32 * self.scale[i], i as u32)
                 })
                 .collect();
             let pool = (n * POOL_FACTOR).max(MIN_POOL).min(approx.len());
             approx.select_nth_unstable_by(pool - 1, |a, b| b.0.total_cmp(&a.0));
-            approx[..pool].iter().map(|&(_, i)| exact(i as usize)).collect()
+            approx[..pool]
+                .iter()
+                .map(|&(_, i)| exact(i as usize))
+                .collect()
         };
         let n = n.min(out.len());
         if n == 0 {
             return Vec::new();
         }
-        out.select_nth_unstable_by(n - 1, |a, b| b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id)));
+        out.select_nth_unstable_by(n - 1, |a, b| {
+            b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id))
+        });
         out.truncate(n);
         out.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id)));
         out
@@ -187,7 +207,9 @@ mod tests {
     use super::*;
 
     fn unit(seed: u64) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let mut v: Vec<f32> = (0..EMBED_DIM)
             .map(|_| {
                 x ^= x << 13;
@@ -210,7 +232,9 @@ mod tests {
         for q in 0..20 {
             let qv = unit(10_000 + q);
             let got: Vec<i64> = idx.nearest(&qv, None, 10).iter().map(|s| s.id).collect();
-            let mut all: Vec<(f32, i64)> = (0..5000).map(|i| (dot_f32(&qv, &unit(i as u64)), i)).collect();
+            let mut all: Vec<(f32, i64)> = (0..5000)
+                .map(|i| (dot_f32(&qv, &unit(i as u64)), i))
+                .collect();
             all.sort_by(|a, b| b.0.total_cmp(&a.0));
             let want: Vec<i64> = all[..10].iter().map(|x| x.1).collect();
             assert_eq!(got, want);
@@ -240,8 +264,12 @@ mod tests {
 
     #[test]
     fn the_avx2_kernel_agrees_with_the_portable_one() {
-        let a: Vec<i8> = (0..EMBED_DIM).map(|i| (i as i32 * 37 % 255 - 127) as i8).collect();
-        let b: Vec<i8> = (0..EMBED_DIM).map(|i| (i as i32 * 91 % 255 - 127) as i8).collect();
+        let a: Vec<i8> = (0..EMBED_DIM)
+            .map(|i| (i as i32 * 37 % 255 - 127) as i8)
+            .collect();
+        let b: Vec<i8> = (0..EMBED_DIM)
+            .map(|i| (i as i32 * 91 % 255 - 127) as i8)
+            .collect();
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             assert_eq!(unsafe { dot_i8_avx2(&a, &b) }, dot_i8_portable(&a, &b));

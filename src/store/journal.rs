@@ -48,8 +48,16 @@ pub struct Turn {
 }
 
 enum Entry {
-    Message { scope: String, session: String, msg: Message },
-    Turn { scope: String, session: String, turn: Turn },
+    Message {
+        scope: String,
+        session: String,
+        msg: Message,
+    },
+    Turn {
+        scope: String,
+        session: String,
+        turn: Turn,
+    },
 }
 
 struct Shared {
@@ -72,15 +80,25 @@ fn write(conn: &mut Connection, entries: Vec<Entry>) -> Result<()> {
     let tx = conn.transaction()?;
     {
         let mut holder = tx.prepare_cached("INSERT INTO holder(name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET name = name RETURNING id")?;
-        let mut msg = tx.prepare_cached("INSERT INTO message(holder_id, session, role, text, at) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        let mut msg = tx.prepare_cached(
+            "INSERT INTO message(holder_id, session, role, text, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
         let mut turn = tx.prepare_cached("INSERT INTO turn(holder_id, session, at, user_text, reply_text, stages) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
         for e in entries {
             match e {
-                Entry::Message { scope, session, msg: m } => {
+                Entry::Message {
+                    scope,
+                    session,
+                    msg: m,
+                } => {
                     let h: i64 = holder.query_row(params![scope, m.at], |r| r.get(0))?;
                     msg.execute(params![h, session, m.role, m.text, m.at])?;
                 }
-                Entry::Turn { scope, session, turn: t } => {
+                Entry::Turn {
+                    scope,
+                    session,
+                    turn: t,
+                } => {
                     let h: i64 = holder.query_row(params![scope, t.at], |r| r.get(0))?;
                     let stages = serde_json::to_string(&t.stages).expect("stages serialise");
                     turn.execute(params![h, session, t.at, t.user_text, t.reply_text, stages])?;
@@ -98,10 +116,20 @@ impl Journal {
         let conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let shared = Arc::new(Shared { queue: Mutex::new(Vec::new()), wake: Condvar::new(), stop: AtomicBool::new(false), conn: Mutex::new(conn) });
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Vec::new()),
+            wake: Condvar::new(),
+            stop: AtomicBool::new(false),
+            conn: Mutex::new(conn),
+        });
         let thread = if perf::enabled() {
             let s = shared.clone();
-            Some(std::thread::Builder::new().name("umwelt-journal".into()).spawn(move || writer(s)).map_err(crate::Error::io("starting the history writer"))?)
+            Some(
+                std::thread::Builder::new()
+                    .name("umwelt-journal".into())
+                    .spawn(move || writer(s))
+                    .map_err(crate::Error::io("starting the history writer"))?,
+            )
         } else {
             None
         };
@@ -110,7 +138,10 @@ impl Journal {
 
     fn push(&self, e: Entry) -> Result<()> {
         if self.thread.is_none() {
-            return write(&mut self.shared.conn.lock().unwrap_or_else(|p| p.into_inner()), vec![e]);
+            return write(
+                &mut self.shared.conn.lock().unwrap_or_else(|p| p.into_inner()),
+                vec![e],
+            );
         }
         let mut q = self.shared.queue.lock().unwrap_or_else(|p| p.into_inner());
         q.push(e);
@@ -122,18 +153,27 @@ impl Journal {
 
     /// Append a message to `scope` / `session`.
     pub fn append(&self, scope: &str, session: &str, msg: Message) -> Result<()> {
-        self.push(Entry::Message { scope: scope.into(), session: session.into(), msg })
+        self.push(Entry::Message {
+            scope: scope.into(),
+            session: session.into(),
+            msg,
+        })
     }
 
     /// Write one turn down.
     pub fn log_turn(&self, scope: &str, session: &str, turn: Turn) -> Result<()> {
-        self.push(Entry::Turn { scope: scope.into(), session: session.into(), turn })
+        self.push(Entry::Turn {
+            scope: scope.into(),
+            session: session.into(),
+            turn,
+        })
     }
 
     /// Write everything queued, now, on this thread.
     pub fn flush(&self) -> Result<()> {
         let mut conn = self.shared.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let entries = std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(|p| p.into_inner()));
+        let entries =
+            std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(|p| p.into_inner()));
         write(&mut conn, entries)
     }
 }
@@ -142,7 +182,10 @@ fn writer(s: Arc<Shared>) {
     loop {
         {
             let q = s.queue.lock().unwrap_or_else(|p| p.into_inner());
-            let q = s.wake.wait_while(q, |q| q.is_empty() && !s.stop.load(Ordering::Relaxed)).unwrap_or_else(|p| p.into_inner());
+            let q = s
+                .wake
+                .wait_while(q, |q| q.is_empty() && !s.stop.load(Ordering::Relaxed))
+                .unwrap_or_else(|p| p.into_inner());
             if q.is_empty() && s.stop.load(Ordering::Relaxed) {
                 return;
             }

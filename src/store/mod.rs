@@ -144,7 +144,10 @@ pub(crate) fn register_sqlite_vec() {
 
 /// Unix time in milliseconds.
 pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
@@ -154,7 +157,9 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 fn check_text(text: &str) -> Result<&str> {
     let t = text.trim();
     if t.is_empty() {
-        return Err(Error::InvalidInput("there is nothing to remember: the text is empty".into()));
+        return Err(Error::InvalidInput(
+            "there is nothing to remember: the text is empty".into(),
+        ));
     }
     if t.len() > MAX_TEXT_BYTES {
         return Err(Error::InvalidInput(format!(
@@ -168,7 +173,9 @@ fn check_text(text: &str) -> Result<&str> {
 
 fn check_k(k: usize) -> Result<usize> {
     if k == 0 || k > MAX_K {
-        return Err(Error::InvalidInput(format!("k must be between 1 and {MAX_K}, not {k}")));
+        return Err(Error::InvalidInput(format!(
+            "k must be between 1 and {MAX_K}, not {k}"
+        )));
     }
     Ok(k)
 }
@@ -185,7 +192,8 @@ impl Store {
         register_sqlite_vec();
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(Error::io(format!("creating the folder {}", dir.display())))?;
+            std::fs::create_dir_all(dir)
+                .map_err(Error::io(format!("creating the folder {}", dir.display())))?;
         }
         let mut conn = Connection::open(&path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -221,7 +229,12 @@ impl Store {
     /// Remember `text` in `scope` / `session`: embed it, then write it, its full text and its
     /// vector in one transaction.
     pub fn remember(&self, scope: &str, session: &str, text: &str) -> Result<MemoryId> {
-        self.remember_new(&NewMemory { scope, session, text, ..Default::default() })
+        self.remember_new(&NewMemory {
+            scope,
+            session,
+            text,
+            ..Default::default()
+        })
     }
 
     /// [`Store::remember`] with every field.
@@ -241,7 +254,10 @@ impl Store {
         for (m, v) in rows {
             check_text(m.text)?;
             if v.len() != EMBED_DIM {
-                return Err(Error::InvalidInput(format!("a vector has {EMBED_DIM} dimensions, not {}", v.len())));
+                return Err(Error::InvalidInput(format!(
+                    "a vector has {EMBED_DIM} dimensions, not {}",
+                    v.len()
+                )));
             }
         }
         let mut conn = self.conn();
@@ -251,21 +267,36 @@ impl Store {
             let mut holder_st = tx.prepare_cached(
                 "INSERT INTO holder(name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET name = name RETURNING id",
             )?;
-            let mut claim_st = tx.prepare_cached("INSERT INTO claim(text, created_at, source, audio_path) VALUES (?1, ?2, ?3, ?4)")?;
-            let mut holding_st = tx.prepare_cached("INSERT INTO holding(holder_id, claim_id, session, since) VALUES (?1, ?2, ?3, ?4)")?;
-            let mut fts_st = tx.prepare_cached("INSERT INTO claim_fts(rowid, text) VALUES (?1, ?2)")?;
+            let mut claim_st = tx.prepare_cached(
+                "INSERT INTO claim(text, created_at, source, audio_path) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            let mut holding_st = tx.prepare_cached(
+                "INSERT INTO holding(holder_id, claim_id, session, since) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            let mut fts_st =
+                tx.prepare_cached("INSERT INTO claim_fts(rowid, text) VALUES (?1, ?2)")?;
             let mut vec_st =
                 tx.prepare_cached("INSERT INTO claim_vector(claim_id, holder_id, session, model, embedding) VALUES (?1, ?2, ?3, ?4, ?5)")?;
             for (m, vector) in rows {
                 let text = check_text(m.text)?;
-                let scope = if m.scope.trim().is_empty() { DEFAULT_SCOPE } else { m.scope };
+                let scope = if m.scope.trim().is_empty() {
+                    DEFAULT_SCOPE
+                } else {
+                    m.scope
+                };
                 let at = m.created_at.unwrap_or_else(now_ms);
                 let holder: i64 = holder_st.query_row(params![scope, at], |r| r.get(0))?;
                 claim_st.execute(params![text, at, m.source.unwrap_or("typed"), m.audio_path])?;
                 let id = tx.last_insert_rowid();
                 holding_st.execute(params![holder, id, m.session, at])?;
                 fts_st.execute(params![id, text])?;
-                vec_st.execute(params![id, holder, m.session, m.embed_model.unwrap_or(EMBED_MODEL_ID), f32_bytes(vector)])?;
+                vec_st.execute(params![
+                    id,
+                    holder,
+                    m.session,
+                    m.embed_model.unwrap_or(EMBED_MODEL_ID),
+                    f32_bytes(vector)
+                ])?;
                 written.push((holder, id, at));
             }
         }
@@ -282,19 +313,31 @@ impl Store {
 
     /// Move the write-ahead log into the main file (so the file can be copied alone).
     pub fn checkpoint(&self) -> Result<()> {
-        self.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+        self.conn()
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
         Ok(())
     }
 
     /// The `k` memories of `scope` (and of `session`, if given) that best answer `query`.
-    pub fn recall(&self, query: &str, scope: &str, session: Option<&str>, k: usize) -> Result<Vec<Hit>> {
+    pub fn recall(
+        &self,
+        query: &str,
+        scope: &str,
+        session: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<Hit>> {
         check_k(k)?;
         let q = query.trim();
         if q.is_empty() {
-            return Err(Error::InvalidInput("the search is empty: type what you are looking for".into()));
+            return Err(Error::InvalidInput(
+                "the search is empty: type what you are looking for".into(),
+            ));
         }
         if q.len() > MAX_TEXT_BYTES {
-            return Err(Error::InvalidInput(format!("the search is longer than {} KiB", MAX_TEXT_BYTES / 1024)));
+            return Err(Error::InvalidInput(format!(
+                "the search is longer than {} KiB",
+                MAX_TEXT_BYTES / 1024
+            )));
         }
         if self.holder_id(scope)?.is_none() {
             return Ok(Vec::new());
@@ -304,16 +347,33 @@ impl Store {
     }
 
     fn holder_id(&self, scope: &str) -> Result<Option<i64>> {
-        Ok(self.conn().query_row("SELECT id FROM holder WHERE name = ?1", [scope], |r| r.get(0)).optional()?)
+        Ok(self
+            .conn()
+            .query_row("SELECT id FROM holder WHERE name = ?1", [scope], |r| {
+                r.get(0)
+            })
+            .optional()?)
     }
 
     /// Recall by a ready query vector, ranking recency against `now` (unix ms).
-    pub fn recall_vector(&self, vector: &[f32], scope: &str, session: Option<&str>, k: usize, now: i64) -> Result<Vec<Hit>> {
+    pub fn recall_vector(
+        &self,
+        vector: &[f32],
+        scope: &str,
+        session: Option<&str>,
+        k: usize,
+        now: i64,
+    ) -> Result<Vec<Hit>> {
         check_k(k)?;
         if vector.len() != EMBED_DIM {
-            return Err(Error::InvalidInput(format!("a query vector has {EMBED_DIM} dimensions, not {}", vector.len())));
+            return Err(Error::InvalidInput(format!(
+                "a query vector has {EMBED_DIM} dimensions, not {}",
+                vector.len()
+            )));
         }
-        let Some(holder) = self.holder_id(scope)? else { return Ok(Vec::new()) };
+        let Some(holder) = self.holder_id(scope)? else {
+            return Ok(Vec::new());
+        };
         let pool = (k * 4).max(50);
         let nearest: Vec<(i64, f32, i64)> = if perf::enabled() {
             self.indexed.fetch_add(1, Ordering::Relaxed);
@@ -322,7 +382,11 @@ impl Store {
                 let idx = self.load_index(holder)?;
                 indexes.insert(holder, idx);
             }
-            indexes[&holder].nearest(vector, session, pool).into_iter().map(|s| (s.id, s.similarity, s.created_at)).collect()
+            indexes[&holder]
+                .nearest(vector, session, pool)
+                .into_iter()
+                .map(|s| (s.id, s.similarity, s.created_at))
+                .collect()
         } else {
             // The plain path: an exact distance for every vector of the holder, in SQL.
             self.scanned.fetch_add(1, Ordering::Relaxed);
@@ -332,14 +396,21 @@ impl Store {
                  FROM claim_vector v JOIN claim c ON c.id = v.claim_id
                  WHERE v.holder_id = ?2 AND (?3 IS NULL OR v.session = ?3) ORDER BY sim DESC, v.claim_id LIMIT ?4",
             )?;
-            let rows = st.query_map(params![f32_bytes(vector), holder, session, pool as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            let rows = st.query_map(
+                params![f32_bytes(vector), holder, session, pool as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
             rows.collect::<rusqlite::Result<_>>()?
         };
         let mut ranked: Vec<(i64, f32, f32)> = nearest
             .into_iter()
             .map(|(id, similarity, created_at)| {
                 let age_days = ((now - created_at).max(0) as f32) / 86_400_000.0;
-                (id, similarity, RECENCY_WEIGHT * 0.5f32.powf(age_days / RECENCY_HALF_LIFE_DAYS))
+                (
+                    id,
+                    similarity,
+                    RECENCY_WEIGHT * 0.5f32.powf(age_days / RECENCY_HALF_LIFE_DAYS),
+                )
             })
             .collect();
         ranked.sort_by(|a, b| (b.1 + b.2).total_cmp(&(a.1 + a.2)).then(b.0.cmp(&a.0)));
@@ -350,7 +421,12 @@ impl Store {
             .into_iter()
             .map(|(id, similarity, recency)| {
                 let memory = get.query_row(params![id, holder], memory_row)?;
-                Ok(Hit { memory, similarity, recency, score: similarity + recency })
+                Ok(Hit {
+                    memory,
+                    similarity,
+                    recency,
+                    score: similarity + recency,
+                })
             })
             .collect()
     }
@@ -377,17 +453,32 @@ impl Store {
     /// Load `scope`'s vectors into memory now rather than on its first recall (the app does this
     /// on its warm-up thread).
     pub fn preload(&self, scope: &str) -> Result<()> {
-        let Some(holder) = self.holder_id(scope)? else { return Ok(()) };
-        if perf::enabled() && !self.indexes.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&holder) {
+        let Some(holder) = self.holder_id(scope)? else {
+            return Ok(());
+        };
+        if perf::enabled()
+            && !self
+                .indexes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(&holder)
+        {
             let idx = self.load_index(holder)?;
-            self.indexes.lock().unwrap_or_else(|p| p.into_inner()).entry(holder).or_insert(idx);
+            self.indexes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(holder)
+                .or_insert(idx);
         }
         Ok(())
     }
 
     /// How recalls have been served since the store was opened.
     pub fn recall_stats(&self) -> RecallStats {
-        RecallStats { indexed: self.indexed.load(Ordering::Relaxed), scanned: self.scanned.load(Ordering::Relaxed) }
+        RecallStats {
+            indexed: self.indexed.load(Ordering::Relaxed),
+            scanned: self.scanned.load(Ordering::Relaxed),
+        }
     }
 
     /// Memories of `scope`, newest first, older than `before` (unix ms) when given.
@@ -398,7 +489,10 @@ impl Store {
              FROM holder ho JOIN holding h ON h.holder_id = ho.id JOIN claim c ON c.id = h.claim_id
              WHERE ho.name = ?1 AND h.since < ?2 ORDER BY h.since DESC, c.id DESC LIMIT ?3",
         )?;
-        let rows = st.query_map(params![scope, before.unwrap_or(i64::MAX), limit.min(100_000) as i64], memory_row)?;
+        let rows = st.query_map(
+            params![scope, before.unwrap_or(i64::MAX), limit.min(100_000) as i64],
+            memory_row,
+        )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -410,20 +504,34 @@ impl Store {
              FROM claim c JOIN holding h ON h.claim_id = c.id JOIN holder ho ON ho.id = h.holder_id
              WHERE c.id = ?1 ORDER BY h.provenance = 'authored' DESC LIMIT 1",
         )?;
-        st.query_row([id], memory_row).optional()?.ok_or_else(|| Error::NotFound(format!("memory {id}")))
+        st.query_row([id], memory_row)
+            .optional()?
+            .ok_or_else(|| Error::NotFound(format!("memory {id}")))
     }
 
     /// Forget one memory: the claim, its holdings, its full text and its vector.
     pub fn delete(&self, id: MemoryId) -> Result<()> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        let text: Option<String> = tx.query_row("SELECT text FROM claim WHERE id = ?1", [id], |r| r.get(0)).optional()?;
-        let Some(text) = text else { return Err(Error::NotFound(format!("memory {id}"))) };
-        tx.execute("INSERT INTO claim_fts(claim_fts, rowid, text) VALUES ('delete', ?1, ?2)", params![id, text])?;
+        let text: Option<String> = tx
+            .query_row("SELECT text FROM claim WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        let Some(text) = text else {
+            return Err(Error::NotFound(format!("memory {id}")));
+        };
+        tx.execute(
+            "INSERT INTO claim_fts(claim_fts, rowid, text) VALUES ('delete', ?1, ?2)",
+            params![id, text],
+        )?;
         tx.execute("DELETE FROM claim WHERE id = ?1", [id])?; // cascades to holdings and the vector
         tx.commit()?;
         drop(conn); // lock order: indexes before conn, never conn then indexes
-        for idx in self.indexes.lock().unwrap_or_else(|p| p.into_inner()).values_mut() {
+        for idx in self
+            .indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values_mut()
+        {
             idx.remove(id);
         }
         Ok(())
@@ -434,11 +542,15 @@ impl Store {
     /// Returns how many memories went.
     pub fn forget(&self, scope: &str) -> Result<usize> {
         self.flush_journal()?;
-        let Some(holder) = self.holder_id(scope)? else { return Ok(0) };
+        let Some(holder) = self.holder_id(scope)? else {
+            return Ok(0);
+        };
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         // Claims only this holder holds.
-        tx.execute_batch("CREATE TEMP TABLE IF NOT EXISTS doomed(id INTEGER PRIMARY KEY); DELETE FROM doomed;")?;
+        tx.execute_batch(
+            "CREATE TEMP TABLE IF NOT EXISTS doomed(id INTEGER PRIMARY KEY); DELETE FROM doomed;",
+        )?;
         tx.execute(
             "INSERT INTO doomed(id) SELECT h.claim_id FROM holding h WHERE h.holder_id = ?1
              AND NOT EXISTS (SELECT 1 FROM holding o WHERE o.claim_id = h.claim_id AND o.holder_id <> ?1)",
@@ -450,7 +562,10 @@ impl Store {
         tx.execute("DELETE FROM doomed", [])?;
         tx.commit()?;
         drop(conn);
-        self.indexes.lock().unwrap_or_else(|p| p.into_inner()).remove(&holder);
+        self.indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&holder);
         Ok(n)
     }
 
@@ -465,7 +580,11 @@ impl Store {
     }
 
     fn flush_journal(&self) -> Result<()> {
-        let j = self.journal.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let j = self
+            .journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         match j {
             Some(j) => j.flush(),
             None => Ok(()),
@@ -475,7 +594,15 @@ impl Store {
     /// Append a message to a session's history (acknowledged at once, written within
     /// [`journal::DEBOUNCE`]; never lost on a clean shutdown).
     pub fn append_message(&self, scope: &str, session: &str, role: &str, text: &str) -> Result<()> {
-        self.journal()?.append(scope, session, Message { role: role.into(), text: text.into(), at: now_ms() })
+        self.journal()?.append(
+            scope,
+            session,
+            Message {
+                role: role.into(),
+                text: text.into(),
+                at: now_ms(),
+            },
+        )
     }
 
     /// The last `limit` messages of a session, oldest first.
@@ -486,7 +613,13 @@ impl Store {
             "SELECT role, text, at FROM (SELECT m.id, m.role, m.text, m.at FROM message m JOIN holder h ON h.id = m.holder_id
              WHERE h.name = ?1 AND m.session = ?2 ORDER BY m.id DESC LIMIT ?3) ORDER BY id",
         )?;
-        let rows = st.query_map(params![scope, session, limit as i64], |r| Ok(Message { role: r.get(0)?, text: r.get(1)?, at: r.get(2)? }))?;
+        let rows = st.query_map(params![scope, session, limit as i64], |r| {
+            Ok(Message {
+                role: r.get(0)?,
+                text: r.get(1)?,
+                at: r.get(2)?,
+            })
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -505,7 +638,12 @@ impl Store {
         )?;
         let rows = st.query_map(params![scope, session, limit as i64], |r| {
             let stages: String = r.get(2)?;
-            Ok(Turn { user_text: r.get(0)?, reply_text: r.get(1)?, stages: serde_json::from_str(&stages).unwrap_or_default(), at: r.get(3)? })
+            Ok(Turn {
+                user_text: r.get(0)?,
+                reply_text: r.get(1)?,
+                stages: serde_json::from_str(&stages).unwrap_or_default(),
+                at: r.get(3)?,
+            })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -517,7 +655,11 @@ impl Store {
 
     /// How many memories have a vector made by another model than `model`.
     pub fn stale_embeddings(&self, model: &str) -> Result<usize> {
-        let n: i64 = self.conn().query_row("SELECT count(*) FROM claim_vector WHERE model <> ?1", [model], |r| r.get(0))?;
+        let n: i64 = self.conn().query_row(
+            "SELECT count(*) FROM claim_vector WHERE model <> ?1",
+            [model],
+            |r| r.get(0),
+        )?;
         Ok(n as usize)
     }
 
@@ -541,7 +683,9 @@ impl Store {
                 let mut st = conn.prepare_cached(
                     "SELECT v.claim_id, c.text FROM claim_vector v JOIN claim c ON c.id = v.claim_id WHERE v.model <> ?1 ORDER BY v.claim_id LIMIT ?2",
                 )?;
-                let rows = st.query_map(params![model, batch.max(1) as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                let rows = st.query_map(params![model, batch.max(1) as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
             if rows.is_empty() {
@@ -550,7 +694,9 @@ impl Store {
             let texts: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
             let vectors = embed(&texts)?;
             if vectors.len() != rows.len() || vectors.iter().any(|v| v.len() != EMBED_DIM) {
-                return Err(Error::InvalidInput("the embedder returned the wrong number or width of vectors".into()));
+                return Err(Error::InvalidInput(
+                    "the embedder returned the wrong number or width of vectors".into(),
+                ));
             }
             {
                 let mut conn = self.conn();
@@ -559,7 +705,9 @@ impl Store {
                 {
                     let mut up = tx.prepare_cached("UPDATE claim_vector SET embedding = ?2, model = ?3 WHERE claim_id = ?1 RETURNING holder_id")?;
                     for ((id, _), v) in rows.iter().zip(&vectors) {
-                        holders.push(up.query_row(params![id, f32_bytes(v), model], |r| r.get::<_, i64>(0))?);
+                        holders.push(
+                            up.query_row(params![id, f32_bytes(v), model], |r| r.get::<_, i64>(0))?,
+                        );
                     }
                 }
                 tx.commit()?;
@@ -589,7 +737,8 @@ impl Store {
     }
 }
 
-const MEMORY_BY_ID: &str = "SELECT c.id, c.text, ho.name, h.session, c.created_at, c.source, c.audio_path
+const MEMORY_BY_ID: &str =
+    "SELECT c.id, c.text, ho.name, h.session, c.created_at, c.source, c.audio_path
      FROM claim c JOIN holding h ON h.claim_id = c.id JOIN holder ho ON ho.id = h.holder_id
      WHERE c.id = ?1 AND h.holder_id = ?2";
 

@@ -95,7 +95,8 @@ pub const CURRENT_VERSION: usize = MIGRATIONS.len();
 
 /// Bring the file up to [`CURRENT_VERSION`]. Refuses a file from a newer release.
 pub fn migrate(conn: &mut Connection) -> Result<()> {
-    let version: usize = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    let version: usize =
+        conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
     if version > CURRENT_VERSION {
         return Err(crate::Error::InvalidInput(format!(
             "this memory file was written by a newer Umwelt (schema {version}, this build knows {CURRENT_VERSION}); update Umwelt to open it"

@@ -13,7 +13,11 @@ use crate::state::AppState;
 
 /// Memories, newest first; `before` (unix ms) pages back.
 #[tauri::command]
-pub async fn list_memories(state: State<'_, AppState>, limit: u32, before: Option<f64>) -> CmdResult<Vec<Memory>> {
+pub async fn list_memories(
+    state: State<'_, AppState>,
+    limit: u32,
+    before: Option<f64>,
+) -> CmdResult<Vec<Memory>> {
     let (store, scope) = (state.store.clone(), state.scope.clone());
     blocking(move || store.list(&scope, limit as usize, before.map(|b| b as i64))).await
 }
@@ -22,7 +26,12 @@ pub async fn list_memories(state: State<'_, AppState>, limit: u32, before: Optio
 #[tauri::command]
 pub async fn remember(state: State<'_, AppState>, text: String) -> CmdResult<Memory> {
     let (store, scope) = (state.store.clone(), state.scope.clone());
-    blocking(move || store.remember(&scope, "", &text).and_then(|id| store.get(id))).await
+    blocking(move || {
+        store
+            .remember(&scope, "", &text)
+            .and_then(|id| store.get(id))
+    })
+    .await
 }
 
 /// Search by meaning.
@@ -56,7 +65,10 @@ pub async fn list_microphones() -> CmdResult<Vec<InputDevice>> {
 pub fn start_recording(state: State<'_, AppState>, device: Option<String>) -> CmdResult<()> {
     let mut slot = state.recording.lock().unwrap_or_else(|p| p.into_inner());
     if slot.is_some() {
-        return Err(CommandError::new("busy", "a recording is already running: press Stop first"));
+        return Err(CommandError::new(
+            "busy",
+            "a recording is already running: press Stop first",
+        ));
     }
     *slot = Some(Recorder::start(device.as_deref())?);
     Ok(())
@@ -70,9 +82,16 @@ pub async fn stop_recording(state: State<'_, AppState>) -> CmdResult<Memory> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take()
-        .ok_or_else(|| CommandError::new("input", "nothing is being recorded: press Record first"))?;
-    let (store, transcriber, dictation, scope, runs) =
-        (state.store.clone(), state.transcriber.clone(), state.dictation.clone(), state.scope.clone(), state.runs.clone());
+        .ok_or_else(|| {
+            CommandError::new("input", "nothing is being recorded: press Record first")
+        })?;
+    let (store, transcriber, dictation, scope, runs) = (
+        state.store.clone(),
+        state.transcriber.clone(),
+        state.dictation.clone(),
+        state.scope.clone(),
+        state.runs.clone(),
+    );
     blocking(move || {
         let pcm = rec.stop()?;
         let t = Instant::now();

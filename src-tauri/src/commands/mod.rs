@@ -8,7 +8,9 @@ pub mod perf;
 use crate::error::{CmdResult, CommandError};
 
 /// Run engine work on Tauri's blocking pool.
-pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> umwelt::Result<T> + Send + 'static) -> CmdResult<T> {
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> umwelt::Result<T> + Send + 'static,
+) -> CmdResult<T> {
     tauri::async_runtime::spawn_blocking(f)
         .await
         .map_err(|e| CommandError::new("internal", format!("a background task failed: {e}")))?

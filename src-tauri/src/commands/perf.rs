@@ -5,7 +5,9 @@ use std::sync::atomic::Ordering;
 
 use tauri::ipc::Channel;
 use tauri::State;
-use umwelt::bench::{self, BenchConfig, Delta, Machine, Progress, Report, RunSummary, ScenarioView, TimingSeries};
+use umwelt::bench::{
+    self, BenchConfig, Delta, Machine, Progress, Report, RunSummary, ScenarioView, TimingSeries,
+};
 
 use super::blocking;
 use crate::error::{CmdResult, CommandError};
@@ -26,15 +28,24 @@ pub async fn machine() -> CmdResult<Machine> {
 
 /// Run a suite, streaming progress; the finished run is kept. One run at a time.
 #[tauri::command]
-pub async fn run_bench(state: State<'_, AppState>, config: BenchConfig, on_progress: Channel<Progress>) -> CmdResult<RunSummary> {
+pub async fn run_bench(
+    state: State<'_, AppState>,
+    config: BenchConfig,
+    on_progress: Channel<Progress>,
+) -> CmdResult<RunSummary> {
     let guard = BenchGuard::acquire(&state.bench)?;
     let runs = state.runs.clone();
     let cancel = state.bench.cancel.clone();
     blocking(move || {
         let _guard = guard;
-        run_and_keep(&runs, &config, &mut |p| {
-            let _ = on_progress.send(p.clone());
-        }, &cancel)
+        run_and_keep(
+            &runs,
+            &config,
+            &mut |p| {
+                let _ = on_progress.send(p.clone());
+            },
+            &cancel,
+        )
     })
     .await
 }
@@ -65,9 +76,19 @@ pub async fn delete_run(state: State<'_, AppState>, id: f64) -> CmdResult<()> {
 
 /// Before → after per scenario.
 #[tauri::command]
-pub async fn compare_runs(state: State<'_, AppState>, before: f64, after: f64) -> CmdResult<Vec<Delta>> {
+pub async fn compare_runs(
+    state: State<'_, AppState>,
+    before: f64,
+    after: f64,
+) -> CmdResult<Vec<Delta>> {
     let runs = state.runs.clone();
-    blocking(move || Ok(bench::compare(&runs.get(before as i64)?, &runs.get(after as i64)?))).await
+    blocking(move || {
+        Ok(bench::compare(
+            &runs.get(before as i64)?,
+            &runs.get(after as i64)?,
+        ))
+    })
+    .await
 }
 
 /// Keep a run from a JSON text (`umwelt-cli bench --json`); a bad file changes nothing.
@@ -86,7 +107,9 @@ pub async fn export_run(state: State<'_, AppState>, id: f64, format: String) -> 
         match format.as_str() {
             "json" => Ok(serde_json::to_string_pretty(&report).expect("a report serialises")),
             "markdown" => Ok(bench::render_markdown(&report)),
-            other => Err(umwelt::Error::InvalidInput(format!("unknown export format '{other}': use json or markdown"))),
+            other => Err(umwelt::Error::InvalidInput(format!(
+                "unknown export format '{other}': use json or markdown"
+            ))),
         }
     })
     .await
@@ -99,14 +122,27 @@ pub async fn save_run(state: State<'_, AppState>, id: f64, format: String) -> Cm
     blocking(move || {
         let report = runs.get(id as i64)?;
         let (text, ext) = match format.as_str() {
-            "json" => (serde_json::to_string_pretty(&report).expect("a report serialises"), "json"),
+            "json" => (
+                serde_json::to_string_pretty(&report).expect("a report serialises"),
+                "json",
+            ),
             "markdown" => (bench::render_markdown(&report), "md"),
-            other => return Err(umwelt::Error::InvalidInput(format!("unknown export format '{other}': use json or markdown"))),
+            other => {
+                return Err(umwelt::Error::InvalidInput(format!(
+                    "unknown export format '{other}': use json or markdown"
+                )))
+            }
         };
         let dir = dirs::download_dir().unwrap_or_else(umwelt::paths::data_dir);
-        std::fs::create_dir_all(&dir).map_err(|e| umwelt::Error::Io { context: format!("creating {}", dir.display()), source: e })?;
+        std::fs::create_dir_all(&dir).map_err(|e| umwelt::Error::Io {
+            context: format!("creating {}", dir.display()),
+            source: e,
+        })?;
         let path = dir.join(format!("umwelt-bench-{}.{ext}", report.started_at));
-        std::fs::write(&path, text).map_err(|e| umwelt::Error::Io { context: format!("writing {}", path.display()), source: e })?;
+        std::fs::write(&path, text).map_err(|e| umwelt::Error::Io {
+            context: format!("writing {}", path.display()),
+            source: e,
+        })?;
         Ok(path.display().to_string())
     })
     .await
@@ -121,6 +157,9 @@ pub async fn real_timings(state: State<'_, AppState>) -> CmdResult<Vec<TimingSer
 
 impl From<crate::perf::Busy> for CommandError {
     fn from(_: crate::perf::Busy) -> CommandError {
-        CommandError::new("busy", "a benchmark is already running: wait for it or press Cancel")
+        CommandError::new(
+            "busy",
+            "a benchmark is already running: wait for it or press Cancel",
+        )
     }
 }

@@ -1,0 +1,449 @@
+//! The voice: memories read aloud with Kokoro-82M, streamed to the speaker.
+//!
+//! ```text
+//! text ─ text::Phraser ─ phonemes (espeak-ng) ─ kokoro::Kokoro ─ queue ─ playback (rodio / paced)
+//!        sentences, phrases sized      24 kHz audio per phrase      device pulls samples
+//!        to what is already queued
+//! ```
+//!
+//! [`Speaker::speak`] returns at once with a [`Speech`]: synthesis runs on its own thread, one
+//! phrase ahead of playback. The first phrase is kept short (two or three words) so the first
+//! sound comes quickly; each later phrase is sized from the audio already waiting, so playback
+//! never runs dry ([`SpeechReport::underruns`] counts it if it does). [`Speech::stop`] stops
+//! playback at the next device pull and cancels the model run in progress.
+//!
+//! With `UMWELT_PERF=off` the voice speaks sentence by sentence (no short first phrase, no
+//! adaptive sizing, default thread settings), which is the baseline the harness compares with.
+
+pub mod kokoro;
+pub mod phonemes;
+pub mod playback;
+pub mod text;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use ort::session::RunOptions;
+use serde::{Deserialize, Serialize};
+
+pub use kokoro::{voices, Kokoro, VoiceInfo, VoiceStyle, SAMPLE_RATE};
+pub use phonemes::Dialect;
+pub use playback::output_devices;
+
+use crate::error::{Error, Result};
+use crate::lazy::Lazy;
+use crate::perf;
+use playback::{PlayState, StreamSource};
+use text::Phraser;
+
+/// The voice used when the user has not picked one.
+pub const DEFAULT_VOICE: &str = "af_heart";
+/// Symbols in the first phrase: about two or three words, under 0.4 s to synthesise here.
+const FIRST_PHRASE: usize = 14;
+/// Kokoro speaks about this many phoneme symbols per second of audio at speed 1.
+const SYMBOLS_PER_SECOND: f64 = 15.0;
+/// Largest phrase (symbols); bigger ones gain nothing and make Stop and errors coarser.
+const LARGEST_PHRASE: usize = 300;
+/// Amplitude under which a phrase's edges count as silence (trimmed, then pauses are ours).
+const EDGE_SILENCE: f32 = 0.004;
+
+/// How to speak.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SpeakOptions {
+    /// A voice id from [`voices`] (`af_heart`).
+    pub voice: String,
+    /// 0.5 (slow) to 2.0 (fast); 1.0 is the voice's own pace.
+    pub speed: f32,
+}
+
+impl Default for SpeakOptions {
+    fn default() -> Self {
+        SpeakOptions {
+            voice: DEFAULT_VOICE.into(),
+            speed: 1.0,
+        }
+    }
+}
+
+/// Where the audio goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// An output device by name, or the default one.
+    Device(Option<String>),
+    /// A consumer that pulls at real-time pace like a device, keeping the samples (the harness).
+    Paced,
+    /// No playback: synthesise everything and keep it (for `--out file.wav`).
+    Collect,
+}
+
+/// What one spoken reply took.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SpeechReport {
+    /// From `speak` to the first synthesised sample taken by the output (none if nothing played).
+    pub first_audio_ms: Option<f64>,
+    /// Time spent in the model.
+    pub synth_ms: f64,
+    /// Speech produced, in seconds (pauses excluded).
+    pub audio_seconds: f64,
+    /// `synth_ms / 1000 / audio_seconds`: under 1 is faster than real time.
+    pub rtf: f64,
+    /// Times the output asked for audio that was not ready yet, after playback began.
+    pub underruns: u32,
+    pub phrases: u32,
+    /// Stopped before the end.
+    pub stopped: bool,
+    /// Whole text spoken in ms, from `speak` to the last sample.
+    pub total_ms: f64,
+    /// The audio (24 kHz mono) for [`Output::Paced`] and [`Output::Collect`]; empty for a device.
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub samples: Vec<f32>,
+}
+
+impl std::fmt::Debug for SpeechReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpeechReport")
+            .field("first_audio_ms", &self.first_audio_ms)
+            .field("synth_ms", &self.synth_ms)
+            .field("audio_seconds", &self.audio_seconds)
+            .field("rtf", &self.rtf)
+            .field("underruns", &self.underruns)
+            .field("phrases", &self.phrases)
+            .field("stopped", &self.stopped)
+            .field("total_ms", &self.total_ms)
+            .field("samples", &self.samples.len())
+            .finish()
+    }
+}
+
+/// Loads the model on first use and keeps the voices it has read.
+pub struct Speaker {
+    kokoro: Lazy<Kokoro>,
+    styles: Mutex<HashMap<String, Arc<VoiceStyle>>>,
+}
+
+impl Default for Speaker {
+    fn default() -> Self {
+        Speaker::new()
+    }
+}
+
+impl Speaker {
+    /// Nothing is loaded until the first [`Speaker::speak`] (or [`Speaker::warm_up`]).
+    pub fn new() -> Speaker {
+        Speaker {
+            kokoro: Lazy::with(Kokoro::load),
+            styles: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Load the model and a voice now (the app does this off the UI thread after start-up).
+    pub fn warm_up(&self, voice: &str) -> Result<()> {
+        self.kokoro.get()?;
+        self.style(voice).map(|_| ())
+    }
+
+    pub fn is_loaded(&self) -> bool {
+        self.kokoro.is_loaded()
+    }
+
+    fn style(&self, id: &str) -> Result<Arc<VoiceStyle>> {
+        let mut styles = self.styles.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = styles.get(id) {
+            return Ok(s.clone());
+        }
+        let s = Arc::new(VoiceStyle::load(id)?);
+        styles.insert(id.to_string(), s.clone());
+        Ok(s)
+    }
+
+    /// Start speaking `text`. Returns once the work is under way; errors that can be known
+    /// up front (nothing to say, unknown voice, missing model) come back here.
+    pub fn speak(&self, text: &str, opts: &SpeakOptions, output: Output) -> Result<Speech> {
+        let cleaned = text::clean(text);
+        if !cleaned.chars().any(|c| c.is_alphanumeric()) {
+            return Err(Error::InvalidInput(
+                "there is nothing to read aloud: the text has no words".into(),
+            ));
+        }
+        let t0 = Instant::now();
+        let voice = self.style(&opts.voice)?;
+        let kokoro = self.kokoro.get()?;
+        let dialect = if opts.voice.starts_with('b') {
+            Dialect::British
+        } else {
+            Dialect::American
+        };
+        let speed = opts.speed.clamp(0.5, 2.0);
+        let state = Arc::new(PlayState::default());
+        let cancel = Arc::new(RunOptions::new().map_err(|e| Error::ModelLoad {
+            name: "ONNX Runtime".into(),
+            detail: e.to_string(),
+        })?);
+        let (tx, rx) = mpsc::channel::<Vec<f32>>();
+        let phraser = Phraser::new(&cleaned, dialect);
+
+        let synth_state = state.clone();
+        let synth_cancel = cancel.clone();
+        let streaming = output != Output::Collect && perf::enabled();
+        let synth = std::thread::Builder::new()
+            .name("umwelt-voice".into())
+            .spawn(move || {
+                synthesise(
+                    phraser,
+                    &kokoro,
+                    &voice,
+                    speed,
+                    streaming,
+                    &synth_state,
+                    &synth_cancel,
+                    tx,
+                )
+            })
+            .map_err(|e| Error::Audio(format!("could not start the voice thread: {e}")))?;
+
+        let play_state = state.clone();
+        let player: JoinHandle<Result<Vec<f32>>> = match output {
+            Output::Device(name) => std::thread::Builder::new()
+                .name("umwelt-playback".into())
+                .spawn(move || {
+                    playback::play_on_device(StreamSource::new(rx, play_state), name.as_deref())
+                        .map(|_| Vec::new())
+                }),
+            Output::Paced => std::thread::Builder::new()
+                .name("umwelt-playback".into())
+                .spawn(move || Ok(playback::paced(StreamSource::new(rx, play_state)))),
+            Output::Collect => {
+                drop(play_state);
+                std::thread::Builder::new()
+                    .name("umwelt-playback".into())
+                    .spawn(move || Ok(rx.iter().flatten().collect()))
+            }
+        }
+        .map_err(|e| Error::Audio(format!("could not start the playback thread: {e}")))?;
+        Ok(Speech {
+            t0,
+            state,
+            cancel,
+            synth: Some(synth),
+            player: Some(player),
+        })
+    }
+}
+
+struct SynthStats {
+    synth_ms: f64,
+    audio_samples: usize,
+    phrases: u32,
+}
+
+/// The synthesis loop: phrase after phrase into the queue, each sized from what is waiting.
+#[allow(clippy::too_many_arguments)]
+fn synthesise(
+    mut phraser: Phraser,
+    kokoro: &Kokoro,
+    voice: &VoiceStyle,
+    speed: f32,
+    streaming: bool,
+    state: &PlayState,
+    cancel: &RunOptions,
+    tx: mpsc::Sender<Vec<f32>>,
+) -> Result<SynthStats> {
+    let mut stats = SynthStats {
+        synth_ms: 0.0,
+        audio_samples: 0,
+        phrases: 0,
+    };
+    let mut queued = 0u64; // samples sent, pauses included
+    let mut rtf = 0.5f64;
+    let mut joining = false; // the previous phrase was cut mid-clause
+    loop {
+        if state.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let budget = if !streaming {
+            LARGEST_PHRASE
+        } else if stats.phrases == 0 {
+            FIRST_PHRASE
+        } else {
+            let ahead = queued.saturating_sub(state.played.load(Ordering::Relaxed)) as f64
+                / SAMPLE_RATE as f64;
+            // Fill 70 % of the time left before the queue runs dry.
+            ((ahead * 0.7 / rtf.max(0.05)) * SYMBOLS_PER_SECOND * speed as f64) as usize
+        }
+        .clamp(FIRST_PHRASE, LARGEST_PHRASE);
+        let Some(phrase) = phraser.next(budget)? else {
+            break;
+        };
+        let ids = kokoro.tokenize(&phrase.phonemes);
+        if ids.is_empty() {
+            continue;
+        }
+        let t = Instant::now();
+        let audio = match kokoro.synthesize(&ids, voice, speed, Some(cancel)) {
+            Ok(a) => a,
+            Err(Error::Cancelled) => break,
+            Err(e) => return Err(e),
+        };
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        stats.synth_ms += ms;
+        stats.phrases += 1;
+        if !audio.is_empty() {
+            rtf = ms / 1e3 / (audio.len() as f64 / SAMPLE_RATE as f64);
+        }
+        stats.audio_samples += audio.len();
+        let audio = trim_edges(
+            audio,
+            if joining { 0.005 } else { 0.02 },
+            if phrase.continues { 0.005 } else { 0.03 },
+        );
+        joining = phrase.continues;
+        queued += audio.len() as u64;
+        if tx.send(audio).is_err() {
+            break; // the player is gone (stopped)
+        }
+        if phrase.pause_ms > 0 && !phraser.is_done() {
+            let pause = vec![0.0; (SAMPLE_RATE * phrase.pause_ms / 1000) as usize];
+            queued += pause.len() as u64;
+            if tx.send(pause).is_err() {
+                break;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+/// Cut the silence Kokoro leaves at a phrase's edges, keeping `lead` and `tail` seconds of it.
+fn trim_edges(audio: Vec<f32>, lead: f32, tail: f32) -> Vec<f32> {
+    let Some(first) = audio.iter().position(|x| x.abs() > EDGE_SILENCE) else {
+        return Vec::new();
+    };
+    let last = audio
+        .iter()
+        .rposition(|x| x.abs() > EDGE_SILENCE)
+        .unwrap_or(first);
+    let from = first.saturating_sub((lead * SAMPLE_RATE as f32) as usize);
+    let to = (last + 1 + (tail * SAMPLE_RATE as f32) as usize).min(audio.len());
+    audio[from..to].to_vec()
+}
+
+/// A reply being spoken.
+pub struct Speech {
+    t0: Instant,
+    state: Arc<PlayState>,
+    cancel: Arc<RunOptions>,
+    synth: Option<JoinHandle<Result<SynthStats>>>,
+    player: Option<JoinHandle<Result<Vec<f32>>>>,
+}
+
+/// A handle that stops a [`Speech`] from another thread.
+#[derive(Clone)]
+pub struct Stopper {
+    state: Arc<PlayState>,
+    cancel: Arc<RunOptions>,
+}
+
+impl Stopper {
+    /// Stop now: the device gets no more samples, the model run in progress is cancelled.
+    pub fn stop(&self) {
+        self.state.stop.store(true, Ordering::Relaxed);
+        let _ = self.cancel.terminate();
+    }
+}
+
+impl Speech {
+    pub fn stopper(&self) -> Stopper {
+        Stopper {
+            state: self.state.clone(),
+            cancel: self.cancel.clone(),
+        }
+    }
+
+    pub fn stop(&self) {
+        self.stopper().stop()
+    }
+
+    /// Wait for the end (or the stop) and say what it took.
+    pub fn wait(mut self) -> Result<SpeechReport> {
+        let synth = self
+            .synth
+            .take()
+            .expect("joined once")
+            .join()
+            .map_err(|_| Error::Audio("the voice thread crashed".into()))?;
+        let played = self
+            .player
+            .take()
+            .expect("joined once")
+            .join()
+            .map_err(|_| Error::Audio("the playback thread crashed".into()))?;
+        let stats = synth?;
+        let samples = played?;
+        let audio_seconds = stats.audio_samples as f64 / SAMPLE_RATE as f64;
+        Ok(SpeechReport {
+            first_audio_ms: self
+                .state
+                .first_sample()
+                .map(|t| t.duration_since(self.t0).as_secs_f64() * 1e3),
+            synth_ms: stats.synth_ms,
+            audio_seconds,
+            rtf: if audio_seconds > 0.0 {
+                stats.synth_ms / 1e3 / audio_seconds
+            } else {
+                0.0
+            },
+            underruns: self.state.underruns.load(Ordering::Relaxed),
+            phrases: stats.phrases,
+            stopped: self.state.stop.load(Ordering::Relaxed),
+            total_ms: self.t0.elapsed().as_secs_f64() * 1e3,
+            samples,
+        })
+    }
+}
+
+impl Drop for Speech {
+    fn drop(&mut self) {
+        if self.synth.is_some() {
+            // Dropped without waiting: stop, so no thread keeps talking on its own.
+            self.stop();
+        }
+    }
+}
+
+/// Write 24 kHz mono samples as a 16-bit WAV file.
+pub fn write_wav(path: &Path, samples: &[f32]) -> Result<()> {
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: SAMPLE_RATE,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let err = |e: hound::Error| Error::Audio(format!("could not write {}: {e}", path.display()));
+    let mut w = hound::WavWriter::create(path, spec).map_err(err)?;
+    for s in samples {
+        w.write_sample((s.clamp(-1.0, 1.0) * 32767.0) as i16)
+            .map_err(err)?;
+    }
+    w.finalize().map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edges_are_trimmed_to_the_margins_asked_for() {
+        let mut a = vec![0.0; 24_000];
+        a[12_000..12_480].iter_mut().for_each(|x| *x = 0.5);
+        let t = trim_edges(a, 0.01, 0.02);
+        assert_eq!(t.len(), 240 + 480 + 480);
+        assert!(trim_edges(vec![0.0; 100], 0.01, 0.01).is_empty());
+    }
+}

@@ -1,0 +1,241 @@
+//! Text → Kokoro's phoneme symbols, through espeak-ng.
+//!
+//! A small hand-written FFI to `libespeak-ng` (`espeak_TextToPhonemes`): the `espeakng-sys`
+//! crate's build clashes with whisper-rs's bindgen in one build. espeak returns one clause per
+//! call and drops its punctuation; we read the punctuation back from the text it consumed, so
+//! Kokoro sees the commas and full stops that shape its prosody, and the player knows where the
+//! pauses go. espeak's IPA is then mapped onto the symbol set Kokoro was trained on (misaki's:
+//! diphthongs as single letters, `ʤ`/`ʧ`, American flaps as `T`).
+//!
+//! espeak-ng keeps global state and is not thread-safe: every call holds one process-wide lock.
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+
+#[link(name = "espeak-ng")]
+extern "C" {
+    fn espeak_Initialize(
+        output: c_int,
+        buflength: c_int,
+        path: *const c_char,
+        options: c_int,
+    ) -> c_int;
+    fn espeak_SetVoiceByName(name: *const c_char) -> c_int;
+    fn espeak_TextToPhonemes(
+        textptr: *mut *const c_void,
+        textmode: c_int,
+        phonememode: c_int,
+    ) -> *const c_char;
+}
+
+const AUDIO_OUTPUT_RETRIEVAL: c_int = 1;
+const INITIALIZE_DONT_EXIT: c_int = 0x8000;
+const CHARS_UTF8: c_int = 1;
+/// IPA output, with `^` tying the letters of one phoneme (`a^ɪ`), so diphthongs can be mapped.
+const PHONEMES_IPA_TIED: c_int = 0x02 | 0x80 | ((b'^' as c_int) << 8);
+
+/// Which English espeak speaks: Kokoro's American voices (`a…`) and British ones (`b…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    American,
+    British,
+}
+
+impl Dialect {
+    fn espeak_voice(self) -> &'static str {
+        match self {
+            Dialect::American => "en-us",
+            Dialect::British => "en",
+        }
+    }
+}
+
+/// One clause of phonemes and the punctuation that ended it in the text (if any).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clause {
+    /// Kokoro symbols, words separated by spaces.
+    pub phonemes: String,
+    /// `.`, `!`, `?`, `,`, `;`, `:`, `—`, `…` or none.
+    pub punct: Option<char>,
+    /// Whether the text had a paragraph break (a blank line or a newline) after this clause.
+    pub paragraph: bool,
+}
+
+struct Espeak {
+    ready: bool,
+    voice: Option<Dialect>,
+}
+
+static ESPEAK: Mutex<Espeak> = Mutex::new(Espeak {
+    ready: false,
+    voice: None,
+});
+
+const PUNCT: &[char] = &['.', '!', '?', ',', ';', ':', '—', '…'];
+
+/// Phonemise `text` clause by clause. Text espeak cannot phonemise (emoji, other scripts) gives
+/// clauses with no phonemes, which the caller skips.
+pub fn phonemize(text: &str, dialect: Dialect) -> Result<Vec<Clause>> {
+    let mut guard = ESPEAK.lock().unwrap_or_else(|p| p.into_inner());
+    if !guard.ready {
+        // SAFETY: called once, under the lock; a null path means espeak-ng's installed data.
+        let rate = unsafe {
+            espeak_Initialize(
+                AUDIO_OUTPUT_RETRIEVAL,
+                0,
+                std::ptr::null(),
+                INITIALIZE_DONT_EXIT,
+            )
+        };
+        if rate <= 0 {
+            return Err(Error::ModelLoad {
+                name: "espeak-ng".into(),
+                detail:
+                    "espeak-ng could not start (is the Debian package espeak-ng-data installed?)"
+                        .into(),
+            });
+        }
+        guard.ready = true;
+    }
+    if guard.voice != Some(dialect) {
+        let name = CString::new(dialect.espeak_voice()).expect("no NUL in a voice name");
+        // SAFETY: a valid C string; espeak copies what it needs.
+        if unsafe { espeak_SetVoiceByName(name.as_ptr()) } != 0 {
+            return Err(Error::ModelLoad {
+                name: "espeak-ng".into(),
+                detail: format!("espeak-ng has no '{}' voice", dialect.espeak_voice()),
+            });
+        }
+        guard.voice = Some(dialect);
+    }
+    // espeak reads up to a NUL; interior NULs would cut the text short, so drop them.
+    let c_text = CString::new(text.replace('\0', " ")).expect("NULs removed");
+    let base = c_text.as_ptr() as usize;
+    let bytes = c_text.as_bytes();
+    let mut ptr: *const c_void = c_text.as_ptr() as *const c_void;
+    let mut clauses = Vec::new();
+    while !ptr.is_null() {
+        let start = ptr as usize - base;
+        // SAFETY: `ptr` points into `c_text`, which outlives the loop; espeak advances it or nulls it.
+        let out = unsafe { espeak_TextToPhonemes(&mut ptr, CHARS_UTF8, PHONEMES_IPA_TIED) };
+        let end = if ptr.is_null() {
+            bytes.len()
+        } else {
+            (ptr as usize - base).min(bytes.len())
+        };
+        if end <= start && !ptr.is_null() {
+            break; // espeak made no progress: never loop forever on odd input
+        }
+        let ipa = if out.is_null() {
+            String::new()
+        } else {
+            unsafe { CStr::from_ptr(out) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let consumed = String::from_utf8_lossy(&bytes[start..end]);
+        let punct = consumed
+            .trim_end()
+            .chars()
+            .rev()
+            .find(|c| !c.is_whitespace())
+            .filter(|c| PUNCT.contains(c));
+        let paragraph = consumed.contains('\n');
+        clauses.push(Clause {
+            phonemes: to_kokoro(&ipa, dialect),
+            punct,
+            paragraph,
+        });
+    }
+    Ok(clauses)
+}
+
+/// espeak IPA (with `^` ties) → the symbols Kokoro v1.0 was trained on. Longest match first.
+pub fn to_kokoro(ipa: &str, dialect: Dialect) -> String {
+    const SHARED: &[(&str, &str)] = &[
+        ("ʔˌn\u{329}", "tᵊn"),
+        ("ʔn\u{329}", "tᵊn"),
+        ("ʔn", "tᵊn"),
+        ("a^ɪ", "I"),
+        ("a^ʊ", "W"),
+        ("d^ʒ", "ʤ"),
+        ("e^ɪ", "A"),
+        ("t^ʃ", "ʧ"),
+        ("ɔ^ɪ", "Y"),
+        ("ə^l", "ᵊl"),
+        ("ʲo", "jo"),
+        ("ʲə", "jə"),
+        ("ʲu", "ju"),
+        ("\u{303}", ""),
+        ("ʔ", "t"),
+        ("e", "A"),
+        ("r", "ɹ"),
+        ("x", "k"),
+        ("ç", "k"),
+        ("ɐ", "ə"),
+        ("ɬ", "l"),
+        ("ʲ", ""),
+        ("ɚ", "əɹ"),
+    ];
+    const AMERICAN: &[(&str, &str)] = &[("o^ʊ", "O"), ("ɜː", "ɜɹ"), ("ɾ", "T"), ("ː", "")];
+    const BRITISH: &[(&str, &str)] = &[("ə^ʊ", "Q"), ("e^ə", "ɛː"), ("ɪ^ə", "ɪə")];
+    let local = if dialect == Dialect::American {
+        AMERICAN
+    } else {
+        BRITISH
+    };
+    let mut out = String::with_capacity(ipa.len());
+    let mut rest = ipa.trim();
+    'outer: while let Some(c) = rest.chars().next() {
+        for (from, to) in local.iter().chain(SHARED.iter()) {
+            if rest.starts_with(from) {
+                out.push_str(to);
+                rest = &rest[from.len()..];
+                continue 'outer;
+            }
+        }
+        match c {
+            '^' => {}
+            '\n' | '\t' => out.push(' '),
+            _ => out.push(c),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diphthongs_and_affricates_become_kokoro_letters() {
+        assert_eq!(to_kokoro("n^ˈa^ɪs d^ˈe^ɪ", Dialect::American), "nˈIs dˈA");
+        assert_eq!(
+            to_kokoro("d^ʒˈʌmps t^ʃˈɜːt^ʃ", Dialect::American),
+            "ʤˈʌmps ʧˈɜɹʧ"
+        );
+        assert_eq!(to_kokoro("wˈɔːɾɚ", Dialect::American), "wˈɔTəɹ");
+        assert_eq!(to_kokoro("h^ə^ʊm", Dialect::British), "hQm");
+    }
+
+    #[test]
+    fn clauses_keep_their_punctuation() {
+        let c = phonemize("Hello there, my friend. Is it raining?", Dialect::American).unwrap();
+        let puncts: Vec<_> = c.iter().map(|c| c.punct).collect();
+        assert_eq!(puncts, vec![Some(','), Some('.'), Some('?')], "{c:?}");
+        assert!(c[0].phonemes.contains("hə"), "{c:?}");
+    }
+
+    #[test]
+    fn unspeakable_text_gives_no_phonemes_and_no_error() {
+        let c = phonemize("😀🎉", Dialect::American).unwrap();
+        assert!(
+            c.iter()
+                .all(|c| c.phonemes.chars().all(|ch| !ch.is_alphabetic()) || c.phonemes.is_empty()),
+            "{c:?}"
+        );
+    }
+}
