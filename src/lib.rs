@@ -15,6 +15,7 @@
 //! | [`models`] | model manifest, resolver, whisper CTranslate2→GGML converter |
 //! | [`perf`] | the `UMWELT_PERF=off` switch |
 //! | [`bench`] | the benchmark harness (scenarios, targets, p50/p95/p99) |
+//! | [`settings`] | the user's choices (voice, speed, speaker, microphone), one JSON file |
 //! | [`paths`] | where user data lives |
 
 pub mod audio;
@@ -25,6 +26,7 @@ pub mod lazy;
 pub mod models;
 pub mod paths;
 pub mod perf;
+pub mod settings;
 pub mod speech;
 pub mod store;
 pub mod voice;

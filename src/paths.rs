@@ -22,3 +22,8 @@ pub fn default_db() -> PathBuf {
 pub fn recordings_dir() -> PathBuf {
     data_dir().join("recordings")
 }
+
+/// The user's settings (voice, speed, devices).
+pub fn settings_file() -> PathBuf {
+    data_dir().join("settings.json")
+}

@@ -7,10 +7,13 @@ use umwelt::bench::{
     BenchConfig, Delta, Machine, Measurement, Progress, Report, RunSummary, ScenarioView,
     TimingSeries,
 };
+use umwelt::settings::Settings;
 use umwelt::speech::InputDevice;
 use umwelt::store::ReembedProgress;
+use umwelt::voice::{SpeechReport, VoiceInfo};
 use umwelt::{Hit, Memory};
 
+use crate::commands::voice::SpeakingState;
 use crate::error::CommandError;
 
 /// The contents of `ui/src/bindings.ts`.
@@ -33,6 +36,10 @@ pub fn typescript() -> String {
         Delta::decl(),
         ScenarioView::decl(),
         TimingSeries::decl(),
+        VoiceInfo::decl(),
+        SpeechReport::decl(),
+        SpeakingState::decl(),
+        Settings::decl(),
     ] {
         out.push_str("export ");
         out.push_str(&decl);

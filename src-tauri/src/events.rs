@@ -2,3 +2,6 @@
 
 /// Re-embedding after a model change: payload `ReembedProgress { done, total }`.
 pub const REEMBED_PROGRESS: &str = "reembed-progress";
+
+/// The voice started or stopped speaking: payload `SpeakingState`.
+pub const SPEAKING: &str = "speaking";

@@ -3,7 +3,7 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `perf.rs` |
+//! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `voice.rs`, `perf.rs` |
 //! | `perf.rs` | the dashboard's own logic: one run at a time, cancel, keep the run |
 //! | `state.rs` | what the app holds while it runs |
 //! | `error.rs` | the error type that crosses into the web view |
@@ -21,7 +21,7 @@ use tauri::{Emitter, Manager};
 
 /// Register the commands on a builder of any runtime (the mock one in tests).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    use commands::{memories, perf};
+    use commands::{memories, perf, voice};
     builder.invoke_handler(tauri::generate_handler![
         memories::list_memories,
         memories::remember,
@@ -42,6 +42,12 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         perf::export_run,
         perf::save_run,
         perf::real_timings,
+        voice::list_voices,
+        voice::list_speakers,
+        voice::get_settings,
+        voice::save_settings,
+        voice::speak,
+        voice::stop_speaking,
     ])
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use umwelt::bench::{self, BenchConfig, Progress, RunSummary, Runs};
 
 /// The kinds of real operation whose time the app records.
-pub const TIMING_KINDS: &[&str] = &["startup", "recall", "dictation"];
+pub const TIMING_KINDS: &[&str] = &["startup", "recall", "dictation", "speak"];
 
 /// Whether a benchmark runs, and its cancel flag.
 #[derive(Default)]

@@ -8,8 +8,10 @@ use std::sync::atomic::AtomicBool;
 
 use umwelt::bench::Runs;
 use umwelt::embed::EMBED_MODEL_ID;
+use umwelt::settings::{Settings, SettingsFile};
 use umwelt::speech::{Dictation, LazyTranscriber, Recorder};
 use umwelt::store::ReembedProgress;
+use umwelt::voice::{Speaker, Stopper};
 use umwelt::Store;
 
 use crate::perf::BenchState;
@@ -24,12 +26,22 @@ pub struct AppState {
     /// The app's own performance database: kept benchmark runs and real timings.
     pub runs: Arc<Runs>,
     pub bench: BenchState,
+    /// The voice (Kokoro), loaded on first use or by the warm-up.
+    pub speaker: Arc<Speaker>,
+    /// Stops the reply being spoken, if one is.
+    pub speaking: Mutex<Option<Stopper>>,
+    pub settings_file: Arc<SettingsFile>,
+    pub settings: Arc<Mutex<Settings>>,
+    /// Said once to the user at start-up (a damaged settings file that was reset).
+    pub startup_note: Option<String>,
 }
 
 impl AppState {
     /// Open the user's memory file under `data_dir` (created if need be). Loads no model.
     pub fn open(data_dir: PathBuf) -> umwelt::Result<AppState> {
         let store = Store::open(data_dir.join("memories.sqlite"))?;
+        let settings_file = SettingsFile::new(data_dir.join("settings.json"));
+        let (settings, startup_note) = settings_file.load();
         Ok(AppState {
             store: Arc::new(store),
             transcriber: Arc::new(LazyTranscriber::new()),
@@ -38,16 +50,28 @@ impl AppState {
             scope: umwelt::store::DEFAULT_SCOPE.to_string(),
             runs: Arc::new(Runs::open(&data_dir.join("perf.sqlite"))?),
             bench: BenchState::default(),
+            speaker: Arc::new(Speaker::new()),
+            speaking: Mutex::new(None),
+            settings_file: Arc::new(settings_file),
+            settings: Arc::new(Mutex::new(settings)),
+            startup_note,
         })
     }
 
-    /// Load both models on a background thread, so the first recording or search does not wait
+    /// Load the models on a background thread, so the first recording or search does not wait
     /// for them, then re-embed any memory whose vector an older model made (reporting progress).
     /// Start-up never waits for any of it; failures are left for the first real use to report.
     pub fn warm_up(&self, on_reembed: impl FnMut(ReembedProgress) + Send + 'static) {
         let store = self.store.clone();
         let transcriber = self.transcriber.clone();
         let scope = self.scope.clone();
+        let speaker = self.speaker.clone();
+        let voice = self
+            .settings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .voice
+            .clone();
         let mut on_reembed = on_reembed;
         std::thread::Builder::new()
             .name("umwelt-warm-up".into())
@@ -69,6 +93,7 @@ impl AppState {
                     }
                 }
                 let _ = transcriber.get();
+                let _ = speaker.warm_up(&voice);
             })
             .ok();
     }

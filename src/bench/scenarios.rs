@@ -14,6 +14,7 @@ use crate::perf;
 use crate::speech::Transcriber;
 use crate::store::journal::{Stage, Turn};
 use crate::store::{now_ms, NewMemory, Store};
+use crate::voice::{self, Output, SpeakOptions, Speaker};
 
 const SCOPE: &str = "bench";
 const SESSIONS: usize = 50;
@@ -102,6 +103,40 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
         targets: &[],
         default_sizes: &[0],
         iterations: 5,
+    },
+    ScenarioInfo {
+        name: "speak_first_audio",
+        answers:
+            "from \"speak\" to the first sample taken by a real-time output, one typical sentence",
+        needs_model: true,
+        targets: &[(0, 500.0)],
+        default_sizes: &[0],
+        iterations: 10,
+    },
+    ScenarioInfo {
+        name: "tts_rtf",
+        answers: "synthesis per second of speech, in ms (real-time factor × 1000), one sentence",
+        needs_model: true,
+        targets: &[(0, 500.0)],
+        default_sizes: &[0],
+        iterations: 10,
+    },
+    ScenarioInfo {
+        name: "speak_planned_pause",
+        answers:
+            "pause the voice planned between two words to stay ahead, per four-sentence reply (ms)",
+        needs_model: true,
+        targets: &[],
+        default_sizes: &[0],
+        iterations: 3,
+    },
+    ScenarioInfo {
+        name: "speak_underruns",
+        answers: "times playback ran dry in a streamed four-sentence reply (a count, not ms)",
+        needs_model: true,
+        targets: &[(0, 0.0)],
+        default_sizes: &[0],
+        iterations: 3,
     },
 ];
 
@@ -550,6 +585,38 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
             let pcm = crate::audio::read_wav_16k_mono(&wav)?;
             prepared(1, Box::new(move |_| timed(time(|| t.transcribe(&pcm))?.0)))
         }
+        "speak_first_audio" | "tts_rtf" | "speak_underruns" | "speak_planned_pause" => {
+            let speaker = Speaker::new();
+            speaker.warm_up(voice::DEFAULT_VOICE)?;
+            let opts = SpeakOptions::default();
+            let name = info.name;
+            prepared(
+                1,
+                Box::new(move |_| match name {
+                    "speak_first_audio" => {
+                        let speech = speaker.speak(SPEAK_SENTENCE, &opts, Output::Paced)?;
+                        let ms = speech.wait_first_audio(std::time::Duration::from_secs(30));
+                        speech.stop();
+                        speech.wait()?;
+                        timed(ms.ok_or_else(|| Error::Audio("no audio came out".into()))?)
+                    }
+                    "tts_rtf" => {
+                        let r = speaker
+                            .speak(SPEAK_SENTENCE, &opts, Output::Collect)?
+                            .wait()?;
+                        timed(r.rtf * 1e3)
+                    }
+                    "speak_planned_pause" => {
+                        let r = speaker.speak(SPEAK_REPLY, &opts, Output::Paced)?.wait()?;
+                        timed(r.planned_pause_ms)
+                    }
+                    _ => {
+                        let r = speaker.speak(SPEAK_REPLY, &opts, Output::Paced)?.wait()?;
+                        timed(r.underruns as f64)
+                    }
+                }),
+            )
+        }
         other => Err(Error::InvalidInput(format!(
             "scenario {other} has no implementation"
         ))),
@@ -557,7 +624,20 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
 }
 
 /// Scenarios measured both with the optimisations and without.
-const BOTH_WAYS: &[&str] = &["recall", "recall_nofilter", "history", "turnlog"];
+const BOTH_WAYS: &[&str] = &[
+    "recall",
+    "recall_nofilter",
+    "history",
+    "turnlog",
+    "speak_first_audio",
+];
+
+/// A typical sentence read back (the voice scenarios).
+const SPEAK_SENTENCE: &str =
+    "You said the dentist moved your appointment to Thursday at nine, after lunch.";
+/// A reply of four sentences, long enough for streaming to matter.
+const SPEAK_REPLY: &str = "Here is what you told me. The dentist moved your appointment to Thursday at nine, after lunch. \
+                           Bring the insurance card and the new address. Anna will pick you up at the corner afterwards.";
 
 fn run_one(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Vec<Measurement>> {
     let n = ctx.n(info);

@@ -43,10 +43,15 @@ use text::Phraser;
 
 /// The voice used when the user has not picked one.
 pub const DEFAULT_VOICE: &str = "af_heart";
-/// Symbols in the first phrase: about two or three words, under 0.4 s to synthesise here.
-const FIRST_PHRASE: usize = 14;
-/// Kokoro speaks about this many phoneme symbols per second of audio at speed 1.
-const SYMBOLS_PER_SECOND: f64 = 15.0;
+/// Budget of the first phrase: two short words, about 0.45 s to synthesise here.
+const FIRST_PHRASE: usize = 10;
+/// Synthesis time every phrase costs whatever its length (its padding frames and final
+/// lengthening), on this machine: ~0.30 s + ~0.018 s per symbol (docs/PERFORMANCE.md, "Voice").
+const PHRASE_OVERHEAD_S: f64 = 0.30;
+/// The smallest later phrase: big enough that it synthesises faster than it plays.
+const GROWING_PHRASE: usize = 22;
+/// Longest pause the voice may plan between two words to stay ahead of playback.
+const MAX_PLANNED_PAUSE_S: f64 = 0.4;
 /// Largest phrase (symbols); bigger ones gain nothing and make Stop and errors coarser.
 const LARGEST_PHRASE: usize = 300;
 /// Amplitude under which a phrase's edges count as silence (trimmed, then pauses are ours).
@@ -96,6 +101,9 @@ pub struct SpeechReport {
     pub rtf: f64,
     /// Times the output asked for audio that was not ready yet, after playback began.
     pub underruns: u32,
+    /// Pauses the voice added between two words to stay ahead of playback, in ms in total
+    /// (usually one short one after the first phrase; 0 when speaking sentence by sentence).
+    pub planned_pause_ms: f64,
     pub phrases: u32,
     /// Stopped before the end.
     pub stopped: bool,
@@ -115,6 +123,7 @@ impl std::fmt::Debug for SpeechReport {
             .field("audio_seconds", &self.audio_seconds)
             .field("rtf", &self.rtf)
             .field("underruns", &self.underruns)
+            .field("planned_pause_ms", &self.planned_pause_ms)
             .field("phrases", &self.phrases)
             .field("stopped", &self.stopped)
             .field("total_ms", &self.total_ms)
@@ -242,6 +251,7 @@ struct SynthStats {
     synth_ms: f64,
     audio_samples: usize,
     phrases: u32,
+    planned_pause_ms: f64,
 }
 
 /// The synthesis loop: phrase after phrase into the queue, each sized from what is waiting.
@@ -260,28 +270,54 @@ fn synthesise(
         synth_ms: 0.0,
         audio_samples: 0,
         phrases: 0,
+        planned_pause_ms: 0.0,
     };
     let mut queued = 0u64; // samples sent, pauses included
     let mut rtf = 0.5f64;
+    let mut per_symbol = 0.018f64; // seconds of synthesis per phoneme symbol, learned as it goes
     let mut joining = false; // the previous phrase was cut mid-clause
+                             // UMWELT_VOICE_TRACE=1 prints each phrase's budget and timing to stderr.
+    let trace = std::env::var_os("UMWELT_VOICE_TRACE").is_some();
     loop {
         if state.stop.load(Ordering::Relaxed) {
             break;
         }
+        // Time left before the queue runs dry: playback started at the first sample and runs in
+        // real time (counting what the device has pulled would be fooled by its buffer).
+        let queued_s = queued as f64 / SAMPLE_RATE as f64;
+        let left = match state.first_sample() {
+            Some(t0) => queued_s - t0.elapsed().as_secs_f64(),
+            None => queued_s,
+        };
         let budget = if !streaming {
             LARGEST_PHRASE
         } else if stats.phrases == 0 {
             FIRST_PHRASE
         } else {
-            let ahead = queued.saturating_sub(state.played.load(Ordering::Relaxed)) as f64
-                / SAMPLE_RATE as f64;
-            // Fill 70 % of the time left before the queue runs dry.
-            ((ahead * 0.7 / rtf.max(0.05)) * SYMBOLS_PER_SECOND * speed as f64) as usize
+            // Fill 85 % of it (a phrase costs its padding plus a part per symbol), but never
+            // less than a phrase that gains on playback.
+            ((left * 0.85 - PHRASE_OVERHEAD_S) / per_symbol.max(1e-3)).max(GROWING_PHRASE as f64)
+                as usize
         }
-        .clamp(FIRST_PHRASE, LARGEST_PHRASE);
+        .min(LARGEST_PHRASE);
         let Some(phrase) = phraser.next(budget)? else {
             break;
         };
+        if streaming && stats.phrases > 0 {
+            // If this phrase cannot be ready before the queue runs dry, say so now with a short
+            // pause between two words, rather than let the device starve at a random sample.
+            let need = PHRASE_OVERHEAD_S + per_symbol * phrase.phonemes.chars().count() as f64;
+            let short = need - left + 0.03;
+            if short > 0.0 {
+                let pause =
+                    vec![0.0; (short.min(MAX_PLANNED_PAUSE_S) * SAMPLE_RATE as f64) as usize];
+                stats.planned_pause_ms += pause.len() as f64 * 1e3 / SAMPLE_RATE as f64;
+                queued += pause.len() as u64;
+                if tx.send(pause).is_err() {
+                    break;
+                }
+            }
+        }
         let ids = kokoro.tokenize(&phrase.phonemes);
         if ids.is_empty() {
             continue;
@@ -297,8 +333,22 @@ fn synthesise(
         stats.phrases += 1;
         if !audio.is_empty() {
             rtf = ms / 1e3 / (audio.len() as f64 / SAMPLE_RATE as f64);
+            let symbols = phrase.phonemes.chars().count().max(1) as f64;
+            let measured = ((ms / 1e3 - PHRASE_OVERHEAD_S) / symbols).max(1e-3);
+            per_symbol = 0.5 * per_symbol + 0.5 * measured;
         }
         stats.audio_samples += audio.len();
+        if trace {
+            let ahead = queued.saturating_sub(state.played.load(Ordering::Relaxed)) as f64
+                / SAMPLE_RATE as f64;
+            eprintln!(
+                "voice: phrase {} budget {budget} {:?}: {ms:.0} ms for {:.2} s (rtf {rtf:.2}), {ahead:.2} s was queued, first sound {:?}",
+                stats.phrases,
+                phrase.phonemes,
+                audio.len() as f64 / SAMPLE_RATE as f64,
+                state.first_sample().map(|t| t.elapsed()),
+            );
+        }
         let audio = trim_edges(
             audio,
             if joining { 0.005 } else { 0.02 },
@@ -370,6 +420,24 @@ impl Speech {
         self.stopper().stop()
     }
 
+    /// Wait (up to `timeout`) until the output takes its first sample; the time from `speak`
+    /// to then, in ms. `None` if it did not happen in time (or the reply ended silent).
+    pub fn wait_first_audio(&self, timeout: std::time::Duration) -> Option<f64> {
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some(t) = self.state.first_sample() {
+                return Some(t.duration_since(self.t0).as_secs_f64() * 1e3);
+            }
+            if Instant::now() > until
+                || self.synth.as_ref().is_none_or(|h| h.is_finished())
+                    && self.player.as_ref().is_none_or(|h| h.is_finished())
+            {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
     /// Wait for the end (or the stop) and say what it took.
     pub fn wait(mut self) -> Result<SpeechReport> {
         let synth = self
@@ -400,6 +468,7 @@ impl Speech {
                 0.0
             },
             underruns: self.state.underruns.load(Ordering::Relaxed),
+            planned_pause_ms: stats.planned_pause_ms,
             phrases: stats.phrases,
             stopped: self.state.stop.load(Ordering::Relaxed),
             total_ms: self.t0.elapsed().as_secs_f64() * 1e3,

@@ -1,4 +1,4 @@
-// Typed calls into the Rust commands (src-tauri/src/commands.rs). The types come from
+// Typed calls into the Rust commands (src-tauri/src/commands/). The types come from
 // bindings.ts, which is generated from the Rust structs.
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
@@ -25,6 +25,26 @@ export const api = {
   listMicrophones: () => invoke<InputDevice[]>("list_microphones"),
   startRecording: (device?: string) => invoke<null>("start_recording", { device: device ?? null }),
   stopRecording: () => invoke<Memory>("stop_recording"),
+};
+
+// Reading aloud and the settings that shape it (src-tauri/src/commands/voice.rs).
+import type { Settings, SpeakingState, SpeechReport, VoiceInfo } from "./bindings";
+
+export type { Settings, SpeakingState, SpeechReport, VoiceInfo };
+
+/** The voice started or stopped speaking (src-tauri/src/events.rs). */
+export function onSpeaking(f: (s: SpeakingState) => void): Promise<UnlistenFn> {
+  return listen<SpeakingState>("speaking", (e) => f(e.payload));
+}
+
+export const voiceApi = {
+  voices: () => invoke<VoiceInfo[]>("list_voices"),
+  speakers: () => invoke<string[]>("list_speakers"),
+  settings: () => invoke<Settings>("get_settings"),
+  saveSettings: (settings: Settings) => invoke<Settings>("save_settings", { settings }),
+  /** Resolves when the reply has been spoken or stopped; a new `speak` stops the one before. */
+  speak: (text: string) => invoke<SpeechReport>("speak", { text }),
+  stop: () => invoke<null>("stop_speaking"),
 };
 
 // The performance dashboard (src-tauri/src/commands/perf.rs).

@@ -119,3 +119,88 @@ export type TimingSeries = { kind: string, count: number, p50_ms: number, p95_ms
  * `(unix ms, milliseconds)`, oldest first, at most the latest 500.
  */
 samples: Array<[number, number]>, };
+
+export type VoiceInfo = { 
+/**
+ * `af_heart`
+ */
+id: string, 
+/**
+ * `Heart`
+ */
+name: string, 
+/**
+ * `American` or `British`
+ */
+accent: string, 
+/**
+ * `female` or `male`
+ */
+gender: string, };
+
+export type SpeechReport = { 
+/**
+ * From `speak` to the first synthesised sample taken by the output (none if nothing played).
+ */
+first_audio_ms: number | null, 
+/**
+ * Time spent in the model.
+ */
+synth_ms: number, 
+/**
+ * Speech produced, in seconds (pauses excluded).
+ */
+audio_seconds: number, 
+/**
+ * `synth_ms / 1000 / audio_seconds`: under 1 is faster than real time.
+ */
+rtf: number, 
+/**
+ * Times the output asked for audio that was not ready yet, after playback began.
+ */
+underruns: number, 
+/**
+ * Pauses the voice added between two words to stay ahead of playback, in ms in total
+ * (usually one short one after the first phrase; 0 when speaking sentence by sentence).
+ */
+planned_pause_ms: number, phrases: number, 
+/**
+ * Stopped before the end.
+ */
+stopped: boolean, 
+/**
+ * Whole text spoken in ms, from `speak` to the last sample.
+ */
+total_ms: number, };
+
+export type SpeakingState = { speaking: boolean, 
+/**
+ * What is being read (the first 80 characters).
+ */
+text: string, 
+/**
+ * Set when the reply has ended: what it took.
+ */
+report: SpeechReport | null, 
+/**
+ * Set when it failed: what happened and what to do.
+ */
+error: string | null, };
+
+export type Settings = { 
+/**
+ * Voice id for reading aloud (`af_heart`).
+ */
+voice: string, 
+/**
+ * Reading speed, 0.5 to 2.0.
+ */
+speed: number, 
+/**
+ * Output device by name; `None` follows the system's default.
+ */
+speaker: string | null, 
+/**
+ * Input device by name; `None` follows the system's default.
+ */
+microphone: string | null, };

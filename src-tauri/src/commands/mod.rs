@@ -1,9 +1,10 @@
-//! The `#[tauri::command]`s, one file per area: `memories.rs` (notes, search, dictation) and
-//! `perf.rs` (the performance dashboard). Each is a thin call into the engine; slow work runs on
+//! The `#[tauri::command]`s, one file per area: `memories.rs` (notes, search, dictation),
+//! `voice.rs` (reading aloud, settings) and `perf.rs` (the performance dashboard). Each is a thin call into the engine; slow work runs on
 //! a blocking thread so the window stays responsive.
 
 pub mod memories;
 pub mod perf;
+pub mod voice;
 
 use crate::error::{CmdResult, CommandError};
 
