@@ -24,7 +24,8 @@ cp "$CARGO_TARGET_DIR/release/umwelt-cli" "$stage/"
 # The files the app loads at run time (not the sources the set-up converts from).
 while IFS=$'\t' read -r name source _; do
   case $name in ''|'#'*|src/*) continue ;; esac
-  cp "$models/$name" "$stage/models/"
+  mkdir -p "$stage/models/$(dirname "$name")"
+  cp "$models/$name" "$stage/models/$name"
 done < models/manifest.tsv
 
 # The models and the CLI are added at bundle time only (src-tauri/packaging/deb.conf.json), so

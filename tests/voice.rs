@@ -79,7 +79,8 @@ fn stop_during_synthesis_stops_synthesis_and_playback_at_once() {
     let speech = speaker
         .speak(&long, &SpeakOptions::default(), Output::Paced)
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Stop once it is audible: synthesis of the rest is under way then.
+    assert!(speech.wait_first_audio(Duration::from_secs(60)).is_some());
     let t = Instant::now();
     speech.stop();
     let r = speech.wait().unwrap();
