@@ -66,6 +66,17 @@ pub fn write_wav_16k_mono(path: &Path, samples: &[f32]) -> Result<()> {
     )))
 }
 
+/// The part of `pcm` between its first and last sound (peak above `threshold`), keeping
+/// `margin` samples of the quiet on each side: a recorder left running, or the silence a killed
+/// recording ends in, costs whisper nothing. All silence gives an empty slice.
+pub fn trim_silence(pcm: &[f32], threshold: f32, margin: usize) -> &[f32] {
+    let loud = |x: &f32| x.abs() >= threshold;
+    match (pcm.iter().position(loud), pcm.iter().rposition(loud)) {
+        (Some(a), Some(b)) => &pcm[a.saturating_sub(margin)..(b + 1 + margin).min(pcm.len())],
+        _ => &pcm[..0],
+    }
+}
+
 /// Average interleaved channels into one.
 pub fn downmix(interleaved: &[f32], channels: usize) -> Vec<f32> {
     if channels <= 1 {

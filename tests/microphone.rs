@@ -66,14 +66,14 @@ fn a_sentence_through_the_alsa_microphone_becomes_the_right_text() {
     assert!(devices.iter().any(|d| d.is_default), "{devices:?}");
 
     let secs = std::fs::metadata(&raw).unwrap().len() as f32 / 32_000.0;
-    let rec = Recorder::start(None).unwrap();
+    let rec = Recorder::start(None, &dir.path().join("recordings")).unwrap();
     // The file device runs faster than real time: wait for the samples, not the clock.
     assert!(
         rec.wait_for(secs, Duration::from_secs(30)),
         "only {} s captured",
         rec.captured_seconds()
     );
-    let pcm = rec.stop().unwrap();
+    let pcm = rec.stop_to_samples().unwrap();
     assert!(
         pcm.len() as f32 >= secs * 16_000.0 * 0.98,
         "{} samples",
@@ -87,7 +87,7 @@ fn a_sentence_through_the_alsa_microphone_becomes_the_right_text() {
     }
 
     // A microphone that is not there gives a clear message.
-    let e = Recorder::start(Some("no such microphone"))
+    let e = Recorder::start(Some("no such microphone"), dir.path())
         .err()
         .expect("must fail")
         .to_string();

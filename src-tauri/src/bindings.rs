@@ -8,7 +8,7 @@ use umwelt::bench::{
     TimingSeries,
 };
 use umwelt::settings::Settings;
-use umwelt::speech::InputDevice;
+use umwelt::speech::{InputDevice, Recovery};
 use umwelt::store::ReembedProgress;
 use umwelt::voice::{SpeechReport, VoiceInfo};
 use umwelt::{Hit, Memory};
@@ -40,6 +40,7 @@ pub fn typescript() -> String {
         SpeechReport::decl(),
         SpeakingState::decl(),
         Settings::decl(),
+        Recovery::decl(),
     ] {
         out.push_str("export ");
         out.push_str(&decl);

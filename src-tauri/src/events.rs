@@ -5,3 +5,6 @@ pub const REEMBED_PROGRESS: &str = "reembed-progress";
 
 /// The voice started or stopped speaking: payload `SpeakingState`.
 pub const SPEAKING: &str = "speaking";
+
+/// Recordings a crash left behind were transcribed at start-up: payload `Recovery`.
+pub const RECOVERED: &str = "recovered";

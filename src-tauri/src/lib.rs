@@ -62,10 +62,15 @@ pub fn run() {
                 umwelt::store::now_ms(),
                 started.elapsed().as_secs_f64() * 1e3,
             );
-            let handle = app.handle().clone();
-            state.warm_up(move |p| {
-                let _ = handle.emit(events::REEMBED_PROGRESS, p);
-            });
+            let (handle, handle2) = (app.handle().clone(), app.handle().clone());
+            state.warm_up(
+                move |p| {
+                    let _ = handle.emit(events::REEMBED_PROGRESS, p);
+                },
+                move |r| {
+                    let _ = handle2.emit(events::RECOVERED, r);
+                },
+            );
             app.manage(state);
             Ok(())
         })

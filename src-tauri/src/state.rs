@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use umwelt::bench::Runs;
 use umwelt::embed::EMBED_MODEL_ID;
 use umwelt::settings::{Settings, SettingsFile};
-use umwelt::speech::{Dictation, LazyTranscriber, Recorder};
+use umwelt::speech::{Dictation, LazyTranscriber, Recorder, Recovery};
 use umwelt::store::ReembedProgress;
 use umwelt::voice::{Speaker, Stopper};
 use umwelt::Store;
@@ -61,8 +61,14 @@ impl AppState {
     /// Load the models on a background thread, so the first recording or search does not wait
     /// for them, then re-embed any memory whose vector an older model made (reporting progress).
     /// Start-up never waits for any of it; failures are left for the first real use to report.
-    pub fn warm_up(&self, on_reembed: impl FnMut(ReembedProgress) + Send + 'static) {
+    /// Then any recording a crash left behind is transcribed and remembered (`on_recovered`).
+    pub fn warm_up(
+        &self,
+        on_reembed: impl FnMut(ReembedProgress) + Send + 'static,
+        on_recovered: impl FnOnce(Recovery) + Send + 'static,
+    ) {
         let store = self.store.clone();
+        let dictation = self.dictation.clone();
         let transcriber = self.transcriber.clone();
         let scope = self.scope.clone();
         let speaker = self.speaker.clone();
@@ -92,7 +98,12 @@ impl AppState {
                         eprintln!("umwelt: re-embedding stopped: {e}");
                     }
                 }
-                let _ = transcriber.get();
+                if let Ok(t) = transcriber.get() {
+                    let r = dictation.recover(&t, &store, &scope);
+                    if !r.recovered.is_empty() || !r.problems.is_empty() {
+                        on_recovered(r);
+                    }
+                }
                 let _ = speaker.warm_up(&voice);
             })
             .ok();

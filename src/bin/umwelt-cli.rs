@@ -57,6 +57,22 @@ enum Command {
     Delete { id: i64 },
     /// Transcribe a WAV file (any rate, mono or stereo) and print the text.
     Transcribe { file: PathBuf },
+    /// Dictate from the microphone: spooled to disk as it is recorded, then transcribed and
+    /// remembered. Records for --seconds (or until killed: the spool is recovered next time).
+    Record {
+        #[arg(long)]
+        device: Option<String>,
+        #[arg(long)]
+        seconds: Option<f32>,
+        /// Where recordings go (default: the app's own recordings folder).
+        #[arg(long)]
+        recordings: Option<PathBuf>,
+    },
+    /// Turn recordings a crash or a kill left behind into memories.
+    Recover {
+        #[arg(long)]
+        recordings: Option<PathBuf>,
+    },
     /// Read a text aloud with the local voice (Kokoro), or write it to a WAV file.
     Speak {
         /// A voice id (see `umwelt-cli voices`).
@@ -187,6 +203,55 @@ fn run(cli: Cli) -> umwelt::Result<()> {
         Command::Transcribe { file } => {
             let pcm = audio::read_wav_16k_mono(&file)?;
             println!("{}", speech::Transcriber::load()?.transcribe(&pcm)?);
+        }
+        Command::Record {
+            device,
+            seconds,
+            recordings,
+        } => {
+            let dir = recordings.unwrap_or_else(paths::recordings_dir);
+            let rec = speech::Recorder::start(device.as_deref(), &dir)?;
+            eprintln!(
+                "recording from {} into {}",
+                rec.device(),
+                rec.spool_path().display()
+            );
+            match seconds {
+                Some(s) => {
+                    rec.wait_for(s, std::time::Duration::from_secs_f32(s * 3.0 + 10.0));
+                }
+                None => loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                },
+            }
+            let recording = rec.stop()?;
+            let store = open(&cli.db)?;
+            let m = speech::Dictation::new(dir).finish_spool(
+                &recording.spool,
+                &speech::Transcriber::load()?,
+                &store,
+                DEFAULT_SCOPE,
+                "",
+            )?;
+            println!("[{}] {}", m.id, m.text);
+        }
+        Command::Recover { recordings } => {
+            let dir = recordings.unwrap_or_else(paths::recordings_dir);
+            let store = open(&cli.db)?;
+            let r = speech::Dictation::new(dir).recover(
+                &speech::Transcriber::load()?,
+                &store,
+                DEFAULT_SCOPE,
+            );
+            for m in &r.recovered {
+                println!("recovered [{}] {}", m.id, m.text);
+            }
+            for p in &r.problems {
+                eprintln!("umwelt-cli: {p}");
+            }
+            if r.recovered.is_empty() && r.problems.is_empty() {
+                eprintln!("nothing to recover");
+            }
         }
         Command::Speak {
             voice: v,

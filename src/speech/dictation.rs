@@ -1,11 +1,13 @@
-//! From a finished recording to a memory: the audio is written to disk first, then transcribed,
-//! then remembered. If transcription fails, the recording stays on disk and the error says where.
+//! From a finished recording to a memory: the audio is on disk first (spooled while recording,
+//! then kept as a WAV file), then transcribed, then remembered. If transcription fails, the
+//! recording stays on disk and the error says where; [`Dictation::recover`] turns spools left by
+//! a crash into memories at the next start.
 
 use std::path::{Path, PathBuf};
 
 use crate::audio;
 use crate::error::{Error, Result};
-use crate::speech::Transcriber;
+use crate::speech::{spool, Transcriber};
 use crate::store::{Memory, NewMemory, Store};
 
 /// Where recordings are kept, and how a finished one becomes a memory.
@@ -56,9 +58,55 @@ impl Dictation {
         session: &str,
     ) -> Result<Memory> {
         let wav = self.save(samples)?;
+        self.transcribe_and_remember(&wav, samples, transcriber, store, scope, session)
+    }
+
+    /// Turn a finished spool into a memory: keep it as a 16 kHz WAV, remove the spool, then
+    /// transcribe and remember. If transcription fails the WAV stays (the error says where).
+    pub fn finish_spool(
+        &self,
+        spool_path: &Path,
+        transcriber: &Transcriber,
+        store: &Store,
+        scope: &str,
+        session: &str,
+    ) -> Result<Memory> {
+        let a = spool::read(spool_path)?;
+        let pcm = audio::resample(&a.samples, a.rate, audio::SAMPLE_RATE)?;
+        if pcm.is_empty() {
+            let _ = std::fs::remove_file(spool_path);
+            return Err(Error::InvalidInput(
+                "the recording is empty: nothing was captured".into(),
+            ));
+        }
+        let wav = self.save(&pcm)?;
+        std::fs::remove_file(spool_path)
+            .map_err(Error::io(format!("removing {}", spool_path.display())))?;
+        self.transcribe_and_remember(&wav, &pcm, transcriber, store, scope, session)
+    }
+
+    fn transcribe_and_remember(
+        &self,
+        wav: &Path,
+        pcm: &[f32],
+        transcriber: &Transcriber,
+        store: &Store,
+        scope: &str,
+        session: &str,
+    ) -> Result<Memory> {
         let kept =
             |e: Error| Error::Audio(format!("{e} (the recording is kept at {})", wav.display()));
-        let text = transcriber.transcribe(samples).map_err(kept)?;
+        // The recording is kept whole on disk; whisper hears it without its silent ends.
+        let heard = audio::trim_silence(
+            pcm,
+            crate::speech::transcriber::SILENCE_PEAK,
+            audio::SAMPLE_RATE as usize / 2,
+        );
+        let text = if heard.is_empty() {
+            String::new()
+        } else {
+            transcriber.transcribe(heard).map_err(kept)?
+        };
         if text.trim().is_empty() {
             return Err(kept(Error::InvalidInput(
                 "no speech was heard in the recording".into(),
@@ -77,4 +125,33 @@ impl Dictation {
             .map_err(kept)?;
         store.get(id)
     }
+
+    /// Recordings a crash or a kill left behind: every spool in the recordings folder becomes a
+    /// memory. A damaged spool is renamed `*.spool.damaged` and reported; the others go on.
+    pub fn recover(&self, transcriber: &Transcriber, store: &Store, scope: &str) -> Recovery {
+        let mut out = Recovery::default();
+        for path in spool::unfinished(&self.recordings_dir) {
+            match self.finish_spool(&path, transcriber, store, scope, "") {
+                Ok(m) => out.recovered.push(m),
+                Err(e) => {
+                    if path.exists() {
+                        let aside = path.with_extension("spool.damaged");
+                        let _ = std::fs::rename(&path, &aside);
+                    }
+                    out.problems.push(e.to_string());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What [`Dictation::recover`] found.
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Recovery {
+    /// Recordings that became memories.
+    pub recovered: Vec<Memory>,
+    /// What could not be recovered, and why (each a sentence for the user).
+    pub problems: Vec<String>,
 }

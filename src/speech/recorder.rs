@@ -1,9 +1,11 @@
 //! The microphone, through cpal: capture from an input device until stopped, downmixed to mono,
-//! then resampled to 16 kHz with rubato.
+//! spooled to disk as it comes ([`super::spool`]), resampled to 16 kHz with rubato at the end.
 //!
 //! The cpal stream lives on a thread of its own (a stream is not `Send` on every platform);
-//! samples reach the [`Recorder`] through shared memory. A device that fails mid-recording (it
-//! was unplugged) ends the capture but keeps what was captured.
+//! its callback hands samples to the `umwelt-spool` thread, which writes and flushes them every
+//! quarter second, so memory holds a quarter second of audio however long the recording. A
+//! device that fails mid-recording (it was unplugged) ends the capture but keeps what was
+//! captured.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -17,6 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::audio::{self, SAMPLE_RATE};
 use crate::error::{Error, Result};
+use crate::speech::spool::{self, SpoolWriter};
+use std::path::{Path, PathBuf};
 
 /// An input device the user can pick.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,8 +48,11 @@ pub fn input_devices() -> Result<Vec<InputDevice>> {
 
 #[derive(Default)]
 struct Shared {
+    /// Captured and not yet on disk.
     samples: Mutex<Vec<f32>>,
     frames: AtomicUsize,
+    /// Peak of the latest callback block, as f32 bits (the level meter).
+    peak: std::sync::atomic::AtomicU32,
     failed: Mutex<Option<String>>,
     ended: AtomicBool,
 }
@@ -55,13 +62,24 @@ pub struct Recorder {
     shared: Arc<Shared>,
     stop: mpsc::Sender<()>,
     thread: Option<JoinHandle<()>>,
+    spooler: Option<JoinHandle<Result<PathBuf>>>,
+    spool_done: mpsc::Sender<()>,
+    spool_path: PathBuf,
     rate: u32,
     device: String,
 }
 
+/// A finished recording: its spool on disk.
+#[derive(Debug)]
+pub struct Recording {
+    pub spool: PathBuf,
+    pub seconds: f32,
+}
+
 impl Recorder {
-    /// Start capturing from the device named `device`, or the default input device.
-    pub fn start(device: Option<&str>) -> Result<Recorder> {
+    /// Start capturing from the device named `device`, or the default input device, spooling
+    /// to a new file in `spool_dir`.
+    pub fn start(device: Option<&str>, spool_dir: &Path) -> Result<Recorder> {
         let shared = Arc::new(Shared::default());
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(u32, String)>>();
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
@@ -87,13 +105,47 @@ impl Recorder {
         let (rate, device) = ready_rx
             .recv_timeout(Duration::from_secs(10))
             .map_err(|_| Error::Audio("the microphone did not start within 10 s".into()))??;
+        let mut writer = match SpoolWriter::create(spool_dir, rate) {
+            Ok(w) => w,
+            Err(e) => {
+                let _ = stop_tx.send(());
+                let _ = thread.join();
+                return Err(e);
+            }
+        };
+        let spool_path = writer.path().to_path_buf();
+        let s = shared.clone();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let spooler = std::thread::Builder::new()
+            .name("umwelt-spool".into())
+            .spawn(move || loop {
+                let finished = !matches!(
+                    done_rx.recv_timeout(spool::CHUNK),
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                );
+                let chunk =
+                    std::mem::take(&mut *s.samples.lock().unwrap_or_else(|p| p.into_inner()));
+                writer.append(&chunk)?;
+                if finished {
+                    return Ok(writer.path().to_path_buf());
+                }
+            })
+            .map_err(Error::io("starting the spool thread"))?;
         Ok(Recorder {
             shared,
             stop: stop_tx,
             thread: Some(thread),
+            spooler: Some(spooler),
+            spool_done: done_tx,
+            spool_path,
             rate,
             device,
         })
+    }
+
+    /// The spool this recording is written to.
+    pub fn spool_path(&self) -> &Path {
+        &self.spool_path
     }
 
     /// The device actually used.
@@ -106,15 +158,9 @@ impl Recorder {
         self.shared.frames.load(Ordering::Relaxed) as f32 / self.rate as f32
     }
 
-    /// Peak level (0..1) of the last 50 ms, for a level meter.
+    /// Peak level (0..1) of the latest block the device delivered, for a level meter.
     pub fn level(&self) -> f32 {
-        let s = self
-            .shared
-            .samples
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let n = (self.rate as usize / 20).min(s.len());
-        s[s.len() - n..].iter().fold(0.0f32, |m, x| m.max(x.abs()))
+        f32::from_bits(self.shared.peak.load(Ordering::Relaxed))
     }
 
     /// Wait until at least `seconds` of audio are in, the device ended, or `timeout` passed.
@@ -131,29 +177,52 @@ impl Recorder {
         self.captured_seconds() >= seconds
     }
 
-    /// Stop, and hand back what was captured as 16 kHz mono. A device error mid-recording is
-    /// not an error here: what came before it is kept.
-    pub fn stop(mut self) -> Result<Vec<f32>> {
+    /// Stop: the rest of the audio goes to the spool, which is handed back. A device error
+    /// mid-recording is not an error here: what came before it is kept.
+    pub fn stop(mut self) -> Result<Recording> {
         let _ = self.stop.send(());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        let samples = std::mem::take(
-            &mut *self
-                .shared
-                .samples
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()),
-        );
-        if samples.is_empty() {
-            if let Some(e) = self.shared.failed.lock().unwrap().take() {
-                return Err(Error::Audio(format!(
-                    "the microphone '{}' failed before any sound was captured: {e}",
-                    self.device
-                )));
-            }
+        let _ = self.spool_done.send(());
+        let spool =
+            match self.spooler.take().map(|t| t.join()) {
+                Some(Ok(r)) => r?,
+                _ => return Err(Error::Audio(
+                    "the spool thread crashed; the recording so far is in the recordings folder"
+                        .into(),
+                )),
+            };
+        let seconds = self.captured_seconds();
+        if seconds == 0.0 {
+            let _ = std::fs::remove_file(&spool);
+            return Err(
+                match self
+                    .shared
+                    .failed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                {
+                    Some(e) => Error::Audio(format!(
+                        "the microphone '{}' failed before any sound was captured: {e}",
+                        self.device
+                    )),
+                    None => {
+                        Error::InvalidInput("the recording is empty: nothing was captured".into())
+                    }
+                },
+            );
         }
-        audio::resample(&samples, self.rate, SAMPLE_RATE)
+        Ok(Recording { spool, seconds })
+    }
+
+    /// Stop and read the whole recording back as 16 kHz mono (for short recordings and tests).
+    pub fn stop_to_samples(self) -> Result<Vec<f32>> {
+        let rec = self.stop()?;
+        let a = spool::read(&rec.spool)?;
+        let _ = std::fs::remove_file(&rec.spool);
+        audio::resample(&a.samples, a.rate, SAMPLE_RATE)
     }
 }
 
@@ -161,6 +230,10 @@ impl Drop for Recorder {
     fn drop(&mut self) {
         let _ = self.stop.send(());
         if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = self.spool_done.send(());
+        if let Some(t) = self.spooler.take() {
             let _ = t.join();
         }
     }
@@ -250,9 +323,13 @@ where
         cfg,
         move |data: &[T], _| {
             let mut buf = shared.samples.lock().unwrap_or_else(|p| p.into_inner());
+            let mut peak = 0f32;
             for frame in data.chunks_exact(channels) {
-                buf.push(frame.iter().map(|s| f32::from_sample(*s)).sum::<f32>() / channels as f32);
+                let x = frame.iter().map(|s| f32::from_sample(*s)).sum::<f32>() / channels as f32;
+                peak = peak.max(x.abs());
+                buf.push(x);
             }
+            shared.peak.store(peak.to_bits(), Ordering::Relaxed);
             shared
                 .frames
                 .fetch_add(data.len() / channels, Ordering::Relaxed);

@@ -274,7 +274,7 @@ fn synthesise(
     };
     let mut queued = 0u64; // samples sent, pauses included
     let mut rtf = 0.5f64;
-    let mut per_symbol = 0.018f64; // seconds of synthesis per phoneme symbol, learned as it goes
+    let mut per_symbol = 0.022f64; // seconds of synthesis per phoneme symbol, learned as it goes
     let mut joining = false; // the previous phrase was cut mid-clause
                              // UMWELT_VOICE_TRACE=1 prints each phrase's budget and timing to stderr.
     let trace = std::env::var_os("UMWELT_VOICE_TRACE").is_some();
@@ -282,21 +282,19 @@ fn synthesise(
         if state.stop.load(Ordering::Relaxed) {
             break;
         }
-        // Time left before the queue runs dry: playback started at the first sample and runs in
-        // real time (counting what the device has pulled would be fooled by its buffer).
+        // Time left before the queue runs dry: what is queued and not yet taken by the output.
+        // (The device takes its buffer's worth at once when it starts, then keeps pace.)
         let queued_s = queued as f64 / SAMPLE_RATE as f64;
-        let left = match state.first_sample() {
-            Some(t0) => queued_s - t0.elapsed().as_secs_f64(),
-            None => queued_s,
-        };
+        let left =
+            queued.saturating_sub(state.played.load(Ordering::Relaxed)) as f64 / SAMPLE_RATE as f64;
         let budget = if !streaming {
             LARGEST_PHRASE
         } else if stats.phrases == 0 {
             FIRST_PHRASE
         } else {
-            // Fill 85 % of it (a phrase costs its padding plus a part per symbol), but never
+            // Fill 70 % of it (a phrase costs its padding plus a part per symbol), but never
             // less than a phrase that gains on playback.
-            ((left * 0.85 - PHRASE_OVERHEAD_S) / per_symbol.max(1e-3)).max(GROWING_PHRASE as f64)
+            ((left * 0.7 - PHRASE_OVERHEAD_S) / per_symbol.max(1e-3)).max(GROWING_PHRASE as f64)
                 as usize
         }
         .min(LARGEST_PHRASE);
@@ -306,7 +304,8 @@ fn synthesise(
         if streaming && stats.phrases > 0 {
             // If this phrase cannot be ready before the queue runs dry, say so now with a short
             // pause between two words, rather than let the device starve at a random sample.
-            let need = PHRASE_OVERHEAD_S + per_symbol * phrase.phonemes.chars().count() as f64;
+            let need =
+                1.15 * (PHRASE_OVERHEAD_S + per_symbol * phrase.phonemes.chars().count() as f64);
             let short = need - left + 0.03;
             if short > 0.0 {
                 let pause =
@@ -335,7 +334,12 @@ fn synthesise(
             rtf = ms / 1e3 / (audio.len() as f64 / SAMPLE_RATE as f64);
             let symbols = phrase.phonemes.chars().count().max(1) as f64;
             let measured = ((ms / 1e3 - PHRASE_OVERHEAD_S) / symbols).max(1e-3);
-            per_symbol = 0.5 * per_symbol + 0.5 * measured;
+            // Rise at once, fall slowly: short phrases understate the cost of long ones.
+            per_symbol = if measured > per_symbol {
+                measured
+            } else {
+                0.8 * per_symbol + 0.2 * measured
+            };
         }
         stats.audio_samples += audio.len();
         if trace {

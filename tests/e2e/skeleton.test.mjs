@@ -37,10 +37,16 @@ test("dictate a note, see it listed, find it by meaning", { timeout: 180_000 }, 
     await browser.waitUntil(async () => (await record.getAttribute("data-phase")) === "listening", { timeout: 10_000 });
     await browser.pause(3500); // the sentence takes ~1.5 s; leave the pause a speaker would
     await record.click();
-    await browser.waitUntil(async () => (await memoryTexts(browser, "#memories")).some((t) => /milk/i.test(t)), {
-      timeout: 60_000,
-      timeoutMsg: "the dictated note never appeared",
-    });
+    await browser
+      .waitUntil(async () => (await memoryTexts(browser, "#memories")).some((t) => /milk/i.test(t)), {
+        timeout: 60_000,
+        timeoutMsg: "the dictated note never appeared",
+      })
+      .catch(async (e) => {
+        await screenshot(browser, "skeleton-dictation-failed.png");
+        const shown = await browser.$("#error").isExisting() ? await (await browser.$("#error")).getText() : "(no error shown)";
+        throw new Error(`${e.message}; the app said: ${shown}`);
+      });
     const first = (await memoryTexts(browser, "#memories"))[0];
     assert.match(first, /buy milk/i, "the new note is at the top");
     await screenshot(browser, "skeleton-dictated.png");

@@ -2,13 +2,18 @@
 // bindings.ts, which is generated from the Rust structs.
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import type { CommandError, Hit, InputDevice, Memory, ReembedProgress } from "./bindings";
+import type { CommandError, Hit, InputDevice, Memory, Recovery, ReembedProgress } from "./bindings";
 
-export type { CommandError, Hit, InputDevice, Memory, ReembedProgress };
+export type { CommandError, Hit, InputDevice, Memory, Recovery, ReembedProgress };
 
 /** Re-embedding after a model change (src-tauri/src/events.rs). */
 export function onReembedProgress(f: (p: ReembedProgress) => void): Promise<UnlistenFn> {
   return listen<ReembedProgress>("reembed-progress", (e) => f(e.payload));
+}
+
+/** Recordings a crash left behind, transcribed at start-up (src-tauri/src/events.rs). */
+export function onRecovered(f: (r: Recovery) => void): Promise<UnlistenFn> {
+  return listen<Recovery>("recovered", (e) => f(e.payload));
 }
 
 /** The message of whatever a command rejected with. */

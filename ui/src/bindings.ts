@@ -204,3 +204,13 @@ speaker: string | null,
  * Input device by name; `None` follows the system's default.
  */
 microphone: string | null, };
+
+export type Recovery = { 
+/**
+ * Recordings that became memories.
+ */
+recovered: Array<Memory>, 
+/**
+ * What could not be recovered, and why (each a sentence for the user).
+ */
+problems: Array<string>, };

@@ -70,7 +70,10 @@ pub fn start_recording(state: State<'_, AppState>, device: Option<String>) -> Cm
             "a recording is already running: press Stop first",
         ));
     }
-    *slot = Some(Recorder::start(device.as_deref())?);
+    *slot = Some(Recorder::start(
+        device.as_deref(),
+        state.dictation.recordings_dir(),
+    )?);
     Ok(())
 }
 
@@ -93,9 +96,10 @@ pub async fn stop_recording(state: State<'_, AppState>) -> CmdResult<Memory> {
         state.runs.clone(),
     );
     blocking(move || {
-        let pcm = rec.stop()?;
+        let recording = rec.stop()?;
         let t = Instant::now();
-        let memory = dictation.finish(&pcm, &*transcriber.get()?, &store, &scope, "")?;
+        let memory =
+            dictation.finish_spool(&recording.spool, &*transcriber.get()?, &store, &scope, "")?;
         let _ = runs.record("dictation", now_ms(), t.elapsed().as_secs_f64() * 1e3);
         Ok(memory)
     })

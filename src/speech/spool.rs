@@ -1,0 +1,210 @@
+//! The recording spool: audio goes to disk while it is being recorded, in chunks of at most
+//! [`CHUNK`], each flushed to the disk (`fdatasync`) before the next one is taken. A crash, a
+//! kill or a power cut loses at most the last chunk; the next start finds the spool and turns it
+//! into a memory ([`crate::speech::Dictation::recover`]).
+//!
+//! Format: `recordings/<unix ms>.spool` = the 8 bytes `UMWSPOOL`, the sample rate (u32 LE), the
+//! channel count (u16 LE, always 1) and the sample format (u16 LE, 1 = i16), then mono i16 LE
+//! samples at that rate. A spool that ends in half a sample was cut mid-write: the half is
+//! dropped. A spool whose header is wrong is damaged: it is reported and set aside, never fatal.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// The most audio that can be lost: what was recorded since the last flush.
+pub const CHUNK: Duration = Duration::from_millis(250);
+const MAGIC: &[u8; 8] = b"UMWSPOOL";
+const HEADER: usize = 16;
+/// The extension of a spool being (or left) written.
+pub const EXT: &str = "spool";
+
+/// Appends audio to a spool file, flushing each chunk to the disk.
+pub struct SpoolWriter {
+    file: File,
+    path: PathBuf,
+    rate: u32,
+    frames: u64,
+}
+
+impl SpoolWriter {
+    /// Start a new spool in `dir` for audio at `rate` Hz.
+    pub fn create(dir: &Path, rate: u32) -> Result<SpoolWriter> {
+        std::fs::create_dir_all(dir).map_err(Error::io(format!(
+            "creating the recordings folder {}",
+            dir.display()
+        )))?;
+        let stamp = crate::store::now_ms();
+        let mut path = dir.join(format!("{stamp}.{EXT}"));
+        let mut n = 1;
+        while path.exists() {
+            path = dir.join(format!("{stamp}-{n}.{EXT}"));
+            n += 1;
+        }
+        let mut file =
+            File::create(&path).map_err(Error::io(format!("creating {}", path.display())))?;
+        let mut header = Vec::with_capacity(HEADER);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&rate.to_le_bytes());
+        header.extend_from_slice(&1u16.to_le_bytes());
+        header.extend_from_slice(&1u16.to_le_bytes());
+        // Held while recording: recovery skips a spool someone is still writing (the lock goes
+        // with the process, so a killed recorder's spool is free).
+        file.try_lock()
+            .map_err(|e| Error::Audio(format!("could not lock {}: {e}", path.display())))?;
+        file.write_all(&header)
+            .and_then(|_| file.sync_all())
+            .map_err(Error::io(format!("writing {}", path.display())))?;
+        Ok(SpoolWriter {
+            file,
+            path,
+            rate,
+            frames: 0,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn rate(&self) -> u32 {
+        self.rate
+    }
+
+    /// Seconds written so far.
+    pub fn seconds(&self) -> f64 {
+        self.frames as f64 / self.rate as f64
+    }
+
+    /// Append mono samples and flush them to the disk. A full disk is an error here, with
+    /// everything written before it still in the file.
+    pub fn append(&mut self, mono: &[f32]) -> Result<()> {
+        if mono.is_empty() {
+            return Ok(());
+        }
+        let mut bytes = Vec::with_capacity(mono.len() * 2);
+        for s in mono {
+            bytes.extend_from_slice(&((s.clamp(-1.0, 1.0) * i16::MAX as f32) as i16).to_le_bytes());
+        }
+        self.file
+            .write_all(&bytes)
+            .and_then(|_| self.file.sync_data())
+            .map_err(|e| Error::Audio(format!("could not write the recording to {} ({e}); what was recorded before is kept there", self.path.display())))?;
+        self.frames += mono.len() as u64;
+        Ok(())
+    }
+}
+
+/// A spool read back.
+#[derive(Debug)]
+pub struct SpoolAudio {
+    pub rate: u32,
+    /// Mono, at `rate`.
+    pub samples: Vec<f32>,
+    /// It ended in half a sample (cut mid-write); the half was dropped.
+    pub truncated: bool,
+}
+
+/// Read a spool. A wrong header is [`Error::Audio`] saying the file is damaged.
+pub fn read(path: &Path) -> Result<SpoolAudio> {
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(Error::io(format!(
+            "reading the recording {}",
+            path.display()
+        )))?;
+    let damaged = |why: &str| {
+        Error::Audio(format!(
+            "the recording {} is damaged ({why}) and was set aside",
+            path.display()
+        ))
+    };
+    if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+        return Err(damaged("it does not start like a recording"));
+    }
+    let rate = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    let channels = u16::from_le_bytes(bytes[12..14].try_into().expect("2 bytes"));
+    let format = u16::from_le_bytes(bytes[14..16].try_into().expect("2 bytes"));
+    if !(8_000..=192_000).contains(&rate) || channels != 1 || format != 1 {
+        return Err(damaged("its header names an impossible format"));
+    }
+    let body = &bytes[HEADER..];
+    let truncated = body.len() % 2 == 1;
+    let samples = body
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / i16::MAX as f32)
+        .collect();
+    Ok(SpoolAudio {
+        rate,
+        samples,
+        truncated,
+    })
+}
+
+/// Whether a recorder (in this process or another) is still writing the spool.
+pub fn in_use(path: &Path) -> bool {
+    match File::open(path) {
+        Ok(f) => matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)),
+        Err(_) => false,
+    }
+}
+
+/// Spools left in `dir` (recordings that never became memories), oldest first. Spools still
+/// being recorded are not among them.
+pub fn unfinished(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|it| {
+            it.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == EXT))
+                .collect()
+        })
+        .unwrap_or_default();
+    found.retain(|p| !in_use(p));
+    found.sort();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spool_reads_back_what_was_written_even_when_cut_mid_sample() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SpoolWriter::create(dir.path(), 16_000).unwrap();
+        let tone: Vec<f32> = (0..1600).map(|i| (i as f32 * 0.05).sin() * 0.5).collect();
+        w.append(&tone).unwrap();
+        w.append(&tone).unwrap();
+        let path = w.path().to_path_buf();
+        assert!(
+            in_use(&path) && unfinished(dir.path()).is_empty(),
+            "a spool being written is not left over"
+        );
+        drop(w);
+        assert!(!in_use(&path));
+        assert_eq!(unfinished(dir.path()), vec![path.clone()]);
+        let a = read(&path).unwrap();
+        assert_eq!(
+            (a.rate, a.samples.len(), a.truncated),
+            (16_000, 3200, false)
+        );
+        assert!((a.samples[100] - tone[100]).abs() < 1e-3);
+        // A kill mid-write leaves half a sample: it is dropped, the rest is kept.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(&[7]).unwrap();
+        let a = read(&path).unwrap();
+        assert_eq!((a.samples.len(), a.truncated), (3200, true));
+        // A damaged header is a clear error, not a panic.
+        std::fs::write(&path, b"RIFF....garbage").unwrap();
+        assert!(read(&path).unwrap_err().to_string().contains("damaged"));
+        std::fs::write(&path, b"UMW").unwrap();
+        assert!(read(&path).unwrap_err().to_string().contains("damaged"));
+    }
+}

@@ -1,0 +1,168 @@
+//! Never lose a word: a dictation killed with SIGKILL mid-recording is on disk, and the next
+//! start turns it into a memory; a damaged spool is reported and set aside, not fatal.
+//! (Own process: it points ALSA at a file microphone through `$XDG_CONFIG_HOME`.)
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use umwelt::speech::spool::{self, SpoolWriter};
+use umwelt::speech::{Dictation, Transcriber};
+use umwelt::Store;
+
+fn cli() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_umwelt-cli"))
+}
+
+/// An asoundrc whose default capture device reads `raw` (S16_LE, 16 kHz, mono).
+fn file_microphone(dir: &std::path::Path, raw: &std::path::Path) {
+    std::fs::create_dir_all(dir.join("alsa")).unwrap();
+    let conf = format!(
+        r#"pcm.!default {{
+  type asym
+  capture.pcm {{
+    type plug
+    slave {{
+      pcm {{ type file slave.pcm "null" file "/dev/null" infile "{}" format "raw" }}
+      format S16_LE
+      rate 16000
+      channels 1
+    }}
+  }}
+  playback.pcm "null"
+}}
+"#,
+        raw.display()
+    );
+    std::fs::write(dir.join("alsa/asoundrc"), conf).unwrap();
+}
+
+#[test]
+fn a_killed_dictation_is_recovered_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let wav = dir.path().join("say.wav");
+    common::espeak_wav(
+        "remember to call the dentist about the appointment on Thursday",
+        &wav,
+    );
+    let raw = dir.path().join("say.raw");
+    let st = Command::new("sox")
+        .arg(&wav)
+        .args([
+            "-r",
+            "16000",
+            "-c",
+            "1",
+            "-b",
+            "16",
+            "-e",
+            "signed-integer",
+            "-t",
+            "raw",
+        ])
+        .arg(&raw)
+        .args(["pad", "0.3", "0.5"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // A file microphone: ALSA reads it far faster than real time (and zeros past its end), so
+    // the test waits for the sentence to be on disk rather than for the clock.
+    file_microphone(dir.path(), &raw);
+    let recordings = dir.path().join("recordings");
+    let db = dir.path().join("m.sqlite");
+    let speech_secs = std::fs::metadata(&raw).unwrap().len() as f64 / 32_000.0;
+
+    // Record with no end, and kill it without warning once the speech is on disk.
+    let mut child = cli()
+        .env("XDG_CONFIG_HOME", dir.path())
+        .arg("--db")
+        .arg(&db)
+        .arg("record")
+        .arg("--recordings")
+        .arg(&recordings)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let spool_secs = || {
+        spool::unfinished(&recordings)
+            .first()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| (m.len().saturating_sub(16)) as f64 / 32_000.0)
+            .unwrap_or(0.0)
+    };
+    while spool_secs() < speech_secs && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    eprintln!(
+        "killing after {:.2} s on disk ({:?})",
+        spool_secs(),
+        t0.elapsed()
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(
+        spool_secs() >= speech_secs,
+        "only {:.2} s of {speech_secs:.2} s reached the disk",
+        spool_secs()
+    );
+
+    // A second, damaged spool: reported and set aside, the good one still recovered.
+    std::fs::write(recordings.join("1.spool"), b"not a recording at all").unwrap();
+
+    let out = cli()
+        .arg("--db")
+        .arg(&db)
+        .arg("recover")
+        .arg("--recordings")
+        .arg(&recordings)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let words = common::words(&stdout);
+    for w in ["dentist", "thursday"] {
+        assert!(words.contains(&w.to_string()), "recovered {stdout:?}");
+    }
+    assert!(stderr.contains("damaged"), "{stderr}");
+    assert!(recordings.join("1.spool.damaged").exists());
+    assert!(spool::unfinished(&recordings).is_empty());
+    // The memory is in the store, with its recording kept as a WAV file.
+    let store = Store::open(&db).unwrap();
+    let list = store.list(umwelt::store::DEFAULT_SCOPE, 10, None).unwrap();
+    assert_eq!(list.len(), 1);
+    assert!(std::path::Path::new(list[0].audio_path.as_ref().unwrap()).exists());
+}
+
+#[test]
+fn a_spool_cut_mid_sample_is_still_transcribed() {
+    let dir = tempfile::tempdir().unwrap();
+    let wav = dir.path().join("say.wav");
+    common::espeak_wav("buy fresh bread and milk", &wav);
+    let pcm = umwelt::audio::read_wav_16k_mono(&wav).unwrap();
+    let recordings = dir.path().join("recordings");
+    let mut w = SpoolWriter::create(&recordings, 16_000).unwrap();
+    for chunk in pcm.chunks(4_000) {
+        w.append(chunk).unwrap();
+    }
+    let path = w.path().to_path_buf();
+    drop(w);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&[1])
+        .unwrap();
+    let store = Store::open(dir.path().join("m.sqlite")).unwrap();
+    let r = Dictation::new(&recordings).recover(&Transcriber::load().unwrap(), &store, "me");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert_eq!(r.recovered.len(), 1);
+    assert!(
+        common::words(&r.recovered[0].text).contains(&"milk".to_string()),
+        "{}",
+        r.recovered[0].text
+    );
+}
