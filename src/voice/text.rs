@@ -11,6 +11,10 @@ use std::collections::VecDeque;
 use super::phonemes::{phonemize, Dialect};
 use crate::error::Result;
 
+/// A rest of a sentence this short (symbols, and at most a third of the budget) joins the
+/// phrase before it.
+const SHORT_REST: usize = 16;
+
 /// Pause after a sentence (`.`, `!`, `?`, `…`).
 pub const SENTENCE_PAUSE_MS: u32 = 320;
 /// Pause after a clause (`,`, `;`, `:`, `—`).
@@ -164,6 +168,23 @@ impl Phraser {
         if let Some(end) = clause_end {
             if end * 3 >= take {
                 take = end;
+            }
+        }
+        // A short rest of the sentence rides along: a phrase of one or two words costs nearly
+        // as much to synthesise as a long one (its padding), and sounds cut off on its own.
+        let ends_sentence =
+            |w: &Word| w.paragraph || matches!(w.punct, Some('.' | '!' | '?' | '…'));
+        if take > 1 && !ends_sentence(&self.words[take - 1]) {
+            let mut rest = 0usize;
+            for (i, w) in self.words.iter().enumerate().skip(take) {
+                rest += w.phonemes.chars().count() + 2;
+                if rest > SHORT_REST.min(budget / 3) {
+                    break;
+                }
+                if ends_sentence(w) {
+                    take = i + 1;
+                    break;
+                }
             }
         }
         let words: Vec<Word> = self.words.drain(..take).collect();
