@@ -86,16 +86,22 @@ fn a_killed_dictation_is_recovered_at_the_next_start() {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
+    // The spool being written (`spool::unfinished` leaves out spools still locked by a recorder).
     let spool_secs = || {
-        spool::unfinished(&recordings)
-            .first()
+        std::fs::read_dir(&recordings)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == spool::EXT))
             .and_then(|p| std::fs::metadata(p).ok())
-            .map(|m| (m.len().saturating_sub(16)) as f64 / 32_000.0)
+            .map(|m| m.len().saturating_sub(16) as f64 / 32_000.0)
             .unwrap_or(0.0)
     };
     while spool_secs() < speech_secs && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(2));
     }
+    assert!(spool::unfinished(&recordings).is_empty(), "a spool being recorded must not count as left over");
     eprintln!(
         "killing after {:.2} s on disk ({:?})",
         spool_secs(),
