@@ -32,7 +32,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 for tool in cargo node npm pip; do
-  command -v $tool >/dev/null || { echo "setup: '$tool' is missing; install Rust (rustup, 1.85 or newer), Node.js 20 and Python 3 with pip first" >&2; exit 1; }
+  command -v $tool >/dev/null || { echo "setup: '$tool' is missing; install Rust (rustup, 1.89 or newer), Node.js 20 and Python 3 with pip first" >&2; exit 1; }
 done
 
 if [ $want_tests -eq 1 ] && ! command -v tauri-driver >/dev/null; then
