@@ -284,7 +284,6 @@ fn synthesise(
         }
         // Time left before the queue runs dry: what is queued and not yet taken by the output.
         // (The device takes its buffer's worth at once when it starts, then keeps pace.)
-        let queued_s = queued as f64 / SAMPLE_RATE as f64;
         let left =
             queued.saturating_sub(state.played.load(Ordering::Relaxed)) as f64 / SAMPLE_RATE as f64;
         let budget = if !streaming {
