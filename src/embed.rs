@@ -48,6 +48,24 @@ pub fn ort_environment() -> Result<ort::environment::Environment> {
         })
 }
 
+/// An ONNX Runtime session for the model file at `model` (`name` for messages), with every core
+/// when the optimisations are on. A file ONNX Runtime refuses is [`Error::ModelCorrupt`].
+pub fn ort_session(model: &Path, name: &str) -> Result<Session> {
+    let env = ort_environment()?;
+    let mut builder = Session::builder(&env).map_err(load_err(name))?;
+    if perf::enabled() {
+        builder = builder
+            .with_intra_threads(perf::threads())
+            .map_err(|e| load_err(name)(e.into()))?;
+    }
+    builder
+        .commit_from_file(model)
+        .map_err(|e| Error::ModelCorrupt {
+            path: model.into(),
+            detail: format!("ONNX Runtime could not load it: {e}"),
+        })
+}
+
 /// A loaded embedding model. Cheap to share (`Arc`); calls are serialised on the session.
 pub struct Embedder {
     session: Mutex<Session>,
@@ -71,7 +89,6 @@ impl Embedder {
 
     /// Load from explicit paths (no manifest check).
     pub fn load_from(model: &Path, tokenizer_path: &Path) -> Result<Embedder> {
-        let env = ort_environment()?;
         let mut tokenizer =
             Tokenizer::from_file(tokenizer_path).map_err(|e| Error::ModelCorrupt {
                 path: tokenizer_path.into(),
@@ -87,19 +104,7 @@ impl Embedder {
                 name: models::EMBED_TOKENIZER.into(),
                 detail: e.to_string(),
             })?;
-        let name = models::EMBED_MODEL;
-        let mut builder = Session::builder(&env).map_err(load_err(name))?;
-        if perf::enabled() {
-            builder = builder
-                .with_intra_threads(perf::threads())
-                .map_err(|e| load_err(name)(e.into()))?;
-        }
-        let session = builder
-            .commit_from_file(model)
-            .map_err(|e| Error::ModelCorrupt {
-                path: model.into(),
-                detail: format!("ONNX Runtime could not load it: {e}"),
-            })?;
+        let session = ort_session(model, models::EMBED_MODEL)?;
         Ok(Embedder {
             session: Mutex::new(session),
             tokenizer,

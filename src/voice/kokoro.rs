@@ -13,7 +13,7 @@ use ort::session::{RunOptions, Session};
 use ort::value::Tensor;
 
 use crate::error::{Error, Result};
-use crate::{models, perf};
+use crate::models;
 
 /// Output sample rate.
 pub const SAMPLE_RATE: u32 = 24_000;
@@ -52,19 +52,7 @@ impl Kokoro {
             path: vocab.into(),
             detail,
         })?;
-        let env = crate::embed::ort_environment()?;
-        let mut builder = Session::builder(&env).map_err(load_err)?;
-        if perf::enabled() {
-            builder = builder
-                .with_intra_threads(perf::threads())
-                .map_err(|e| load_err(e.to_string()))?;
-        }
-        let session = builder
-            .commit_from_file(model)
-            .map_err(|e| Error::ModelCorrupt {
-                path: model.into(),
-                detail: format!("ONNX Runtime could not load it: {e}"),
-            })?;
+        let session = crate::embed::ort_session(model, models::KOKORO_MODEL)?;
         Ok(Kokoro {
             session: Mutex::new(session),
             vocab,
