@@ -4,63 +4,17 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use umwelt::speech::{recorder, Recorder, Transcriber};
 
-/// Write an asoundrc whose default capture device plays `raw` (S16_LE, 16 kHz, mono).
-fn file_microphone(dir: &std::path::Path, raw: &std::path::Path) {
-    std::fs::create_dir_all(dir.join("alsa")).unwrap();
-    let conf = format!(
-        r#"pcm.!default {{
-  type asym
-  capture.pcm "umwelt_file_mic"
-  playback.pcm "null"
-}}
-pcm.umwelt_file_mic {{
-  type plug
-  slave {{
-    pcm {{ type file slave.pcm "null" file "/dev/null" infile "{}" format "raw" }}
-    format S16_LE
-    rate 16000
-    channels 1
-  }}
-}}
-"#,
-        raw.display()
-    );
-    std::fs::write(dir.join("alsa/asoundrc"), conf).unwrap();
-    std::env::set_var("XDG_CONFIG_HOME", dir);
-}
-
 #[test]
 fn a_sentence_through_the_alsa_microphone_becomes_the_right_text() {
     let dir = tempfile::tempdir().unwrap();
-    let wav = dir.path().join("say.wav");
-    common::espeak_wav("remember to buy milk", &wav);
-    let raw = dir.path().join("say.raw");
     // One second of silence after the sentence, as a speaker would leave before pressing Stop.
-    let st = Command::new("sox")
-        .arg(&wav)
-        .args([
-            "-r",
-            "16000",
-            "-c",
-            "1",
-            "-b",
-            "16",
-            "-e",
-            "signed-integer",
-            "-t",
-            "raw",
-        ])
-        .arg(&raw)
-        .args(["pad", "0", "1"])
-        .status()
-        .expect("sox is installed by scripts/setup.sh");
-    assert!(st.success());
-    file_microphone(dir.path(), &raw);
+    let raw = common::espeak_raw("remember to buy milk", dir.path(), 0.0, 1.0);
+    common::file_microphone(dir.path(), &raw);
+    std::env::set_var("XDG_CONFIG_HOME", dir.path());
 
     let devices = recorder::input_devices().unwrap();
     assert!(devices.iter().any(|d| d.is_default), "{devices:?}");

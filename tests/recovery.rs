@@ -16,60 +16,18 @@ fn cli() -> Command {
     Command::new(env!("CARGO_BIN_EXE_umwelt-cli"))
 }
 
-/// An asoundrc whose default capture device reads `raw` (S16_LE, 16 kHz, mono).
-fn file_microphone(dir: &std::path::Path, raw: &std::path::Path) {
-    std::fs::create_dir_all(dir.join("alsa")).unwrap();
-    let conf = format!(
-        r#"pcm.!default {{
-  type asym
-  capture.pcm {{
-    type plug
-    slave {{
-      pcm {{ type file slave.pcm "null" file "/dev/null" infile "{}" format "raw" }}
-      format S16_LE
-      rate 16000
-      channels 1
-    }}
-  }}
-  playback.pcm "null"
-}}
-"#,
-        raw.display()
-    );
-    std::fs::write(dir.join("alsa/asoundrc"), conf).unwrap();
-}
-
 #[test]
 fn a_killed_dictation_is_recovered_at_the_next_start() {
     let dir = tempfile::tempdir().unwrap();
-    let wav = dir.path().join("say.wav");
-    common::espeak_wav(
+    let raw = common::espeak_raw(
         "remember to call the dentist about the appointment on Thursday",
-        &wav,
+        dir.path(),
+        0.3,
+        0.5,
     );
-    let raw = dir.path().join("say.raw");
-    let st = Command::new("sox")
-        .arg(&wav)
-        .args([
-            "-r",
-            "16000",
-            "-c",
-            "1",
-            "-b",
-            "16",
-            "-e",
-            "signed-integer",
-            "-t",
-            "raw",
-        ])
-        .arg(&raw)
-        .args(["pad", "0.3", "0.5"])
-        .status()
-        .unwrap();
-    assert!(st.success());
     // A file microphone: ALSA reads it far faster than real time (and zeros past its end), so
     // the test waits for the sentence to be on disk rather than for the clock.
-    file_microphone(dir.path(), &raw);
+    common::file_microphone(dir.path(), &raw);
     let recordings = dir.path().join("recordings");
     let db = dir.path().join("m.sqlite");
     let speech_secs = std::fs::metadata(&raw).unwrap().len() as f64 / 32_000.0;
@@ -101,7 +59,10 @@ fn a_killed_dictation_is_recovered_at_the_next_start() {
     while spool_secs() < speech_secs && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(2));
     }
-    assert!(spool::unfinished(&recordings).is_empty(), "a spool being recorded must not count as left over");
+    assert!(
+        spool::unfinished(&recordings).is_empty(),
+        "a spool being recorded must not count as left over"
+    );
     eprintln!(
         "killing after {:.2} s on disk ({:?})",
         spool_secs(),

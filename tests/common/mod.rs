@@ -30,3 +30,56 @@ pub fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
     let db = dir.path().join("memories.sqlite");
     (dir, db)
 }
+
+/// Speak `text` with espeak-ng into `dir/say.raw` as S16_LE 16 kHz mono, with `pad_before` and
+/// `pad_after` seconds of silence around it (the format the ALSA file microphone reads).
+pub fn espeak_raw(text: &str, dir: &Path, pad_before: f32, pad_after: f32) -> std::path::PathBuf {
+    let wav = dir.join("say.wav");
+    espeak_wav(text, &wav);
+    let raw = dir.join("say.raw");
+    let st = Command::new("sox")
+        .arg(&wav)
+        .args([
+            "-r",
+            "16000",
+            "-c",
+            "1",
+            "-b",
+            "16",
+            "-e",
+            "signed-integer",
+            "-t",
+            "raw",
+        ])
+        .arg(&raw)
+        .args(["pad", &pad_before.to_string(), &pad_after.to_string()])
+        .status()
+        .expect("sox is installed by scripts/setup.sh");
+    assert!(st.success(), "sox failed");
+    raw
+}
+
+/// Write `dir/alsa/asoundrc` so the default capture device reads `raw` (S16_LE, 16 kHz, mono)
+/// and playback goes nowhere. ALSA reads it from `$XDG_CONFIG_HOME` = `dir`, once per process.
+pub fn file_microphone(dir: &Path, raw: &Path) {
+    std::fs::create_dir_all(dir.join("alsa")).unwrap();
+    let conf = format!(
+        r#"pcm.!default {{
+  type asym
+  capture.pcm "umwelt_file_mic"
+  playback.pcm "null"
+}}
+pcm.umwelt_file_mic {{
+  type plug
+  slave {{
+    pcm {{ type file slave.pcm "null" file "/dev/null" infile "{}" format "raw" }}
+    format S16_LE
+    rate 16000
+    channels 1
+  }}
+}}
+"#,
+        raw.display()
+    );
+    std::fs::write(dir.join("alsa/asoundrc"), conf).unwrap();
+}
