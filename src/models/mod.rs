@@ -25,8 +25,12 @@ pub const EMBED_TOKENIZER: &str = "minilm-l6-v2-tokenizer.json";
 pub const ONNXRUNTIME_LIB: &str = "libonnxruntime.so.1.31.1";
 /// Whisper tiny.en in GGML form, converted at set-up from the CTranslate2 file.
 pub const WHISPER_TINY_EN: &str = "ggml-tiny.en.bin";
+/// Whisper base (multilingual) in GGML form, converted at set-up from the CTranslate2 file.
+pub const WHISPER_BASE: &str = "ggml-base.bin";
 
-/// Kokoro-82M int8 with its padding durations capped (derived at set-up, see scripts/kokoro_graph.py).
+/// Silero VAD (voice activity), MIT, from PyPI `silero-vad`.
+pub const SILERO_VAD: &str = "silero_vad.onnx";
+/// Kokoro-82M v1.0 int8, with its padding durations capped (scripts/kokoro_graph.py).
 pub const KOKORO_MODEL: &str = "kokoro-v1.0-umwelt.onnx";
 /// Kokoro's phoneme vocabulary.
 pub const KOKORO_VOCAB: &str = "kokoro-vocab.json";
@@ -191,6 +195,7 @@ mod tests {
             EMBED_TOKENIZER,
             ONNXRUNTIME_LIB,
             WHISPER_TINY_EN,
+            WHISPER_BASE,
         ] {
             assert!(names.iter().any(|x| x == n), "{n} missing from manifest");
         }
