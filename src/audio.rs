@@ -168,3 +168,171 @@ mod tests {
         assert!(e.contains("bad.wav"), "{e}");
     }
 }
+
+/// Resampling a stream block by block (live dictation, long recordings): same filter as
+/// [`resample`], with its delay compensated, holding only one block of state.
+pub struct StreamResampler {
+    inner: Option<FftFixedIn<f32>>,
+    from: u32,
+    to: u32,
+    pending: Vec<f32>,
+    /// Output samples still to drop (the filter's delay).
+    skip: usize,
+    fed: u64,
+    made: u64,
+}
+
+impl StreamResampler {
+    pub fn new(from: u32, to: u32) -> Result<StreamResampler> {
+        let inner = if from == to {
+            None
+        } else {
+            let r =
+                FftFixedIn::<f32>::new(from as usize, to as usize, 1024, 2, 1).map_err(|e| {
+                    Error::Audio(format!("could not resample {from} Hz to {to} Hz: {e}"))
+                })?;
+            Some(r)
+        };
+        let skip = inner.as_ref().map(|r| r.output_delay()).unwrap_or(0);
+        Ok(StreamResampler {
+            inner,
+            from,
+            to,
+            pending: Vec::new(),
+            skip,
+            fed: 0,
+            made: 0,
+        })
+    }
+
+    fn err(&self, e: &dyn std::fmt::Display) -> Error {
+        Error::Audio(format!(
+            "could not resample {} Hz to {} Hz: {e}",
+            self.from, self.to
+        ))
+    }
+
+    fn emit(&mut self, block: &[f32], out: &mut Vec<f32>) {
+        let drop = self.skip.min(block.len());
+        self.skip -= drop;
+        out.extend_from_slice(&block[drop..]);
+    }
+
+    /// Resample the next block of input; returns what is ready.
+    pub fn push(&mut self, input: &[f32]) -> Result<Vec<f32>> {
+        let Some(r) = self.inner.as_mut() else {
+            return Ok(input.to_vec());
+        };
+        self.fed += input.len() as u64;
+        self.pending.extend_from_slice(input);
+        let mut out = Vec::new();
+        let mut pos = 0;
+        let mut blocks = Vec::new();
+        while self.pending.len() - pos >= r.input_frames_next() {
+            let n = r.input_frames_next();
+            let b = r
+                .process(&[&self.pending[pos..pos + n]], None)
+                .map_err(|e| Error::Audio(format!("could not resample: {e}")))?;
+            blocks.push(b.into_iter().next().unwrap_or_default());
+            pos += n;
+        }
+        self.pending.drain(..pos);
+        for b in blocks {
+            self.emit(&b, &mut out);
+        }
+        self.made += out.len() as u64;
+        Ok(out)
+    }
+
+    /// The input ended: the rest, so that the whole output is `input * to / from` samples.
+    pub fn finish(mut self) -> Result<Vec<f32>> {
+        let Some(mut r) = self.inner.take() else {
+            return Ok(Vec::new());
+        };
+        let expected = (self.fed * self.to as u64 / self.from as u64) as usize;
+        let mut out = Vec::new();
+        let mut blocks = Vec::new();
+        if !self.pending.is_empty() {
+            let b = r
+                .process_partial(Some(&[&self.pending[..]]), None)
+                .map_err(|e| self.err(&e))?;
+            blocks.push(b.into_iter().next().unwrap_or_default());
+        }
+        let mut have = self.made as usize + blocks.iter().map(|b| b.len()).sum::<usize>();
+        while have < expected + self.skip {
+            let b = r
+                .process_partial::<&[f32]>(None, None)
+                .map_err(|e| self.err(&e))?;
+            let b = b.into_iter().next().unwrap_or_default();
+            if b.is_empty() {
+                break;
+            }
+            have += b.len();
+            blocks.push(b);
+        }
+        for b in blocks {
+            self.emit(&b, &mut out);
+        }
+        out.truncate(expected.saturating_sub(self.made as usize));
+        Ok(out)
+    }
+}
+
+/// A 16 kHz mono 16-bit WAV written a block at a time, under a temporary name until
+/// [`WavSink::finish`] renames it into place.
+pub struct WavSink {
+    writer: hound::WavWriter<std::io::BufWriter<std::fs::File>>,
+    tmp: std::path::PathBuf,
+    path: std::path::PathBuf,
+}
+
+impl WavSink {
+    pub fn create(path: &Path) -> Result<WavSink> {
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: SAMPLE_RATE,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let tmp = path.with_extension("wav.part");
+        let writer = hound::WavWriter::create(&tmp, spec).map_err(|e| {
+            Error::Audio(format!(
+                "could not write the recording to {}: {e}",
+                tmp.display()
+            ))
+        })?;
+        Ok(WavSink {
+            writer,
+            tmp,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn write(&mut self, samples: &[f32]) -> Result<()> {
+        let mut w = self.writer.get_i16_writer(samples.len() as u32);
+        for s in samples {
+            w.write_sample((s.clamp(-1.0, 1.0) * i16::MAX as f32) as i16);
+        }
+        w.flush().map_err(|e| {
+            Error::Audio(format!(
+                "could not write the recording to {}: {e}",
+                self.tmp.display()
+            ))
+        })
+    }
+
+    pub fn finish(self) -> Result<std::path::PathBuf> {
+        let tmp = self.tmp.clone();
+        self.writer.finalize().map_err(|e| {
+            Error::Audio(format!(
+                "could not write the recording to {}: {e}",
+                tmp.display()
+            ))
+        })?;
+        std::fs::rename(&self.tmp, &self.path).map_err(Error::io(format!(
+            "saving the recording as {}",
+            self.path.display()
+        )))?;
+        Ok(self.path)
+    }
+}

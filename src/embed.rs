@@ -51,11 +51,17 @@ pub fn ort_environment() -> Result<ort::environment::Environment> {
 /// An ONNX Runtime session for the model file at `model` (`name` for messages), with every core
 /// when the optimisations are on. A file ONNX Runtime refuses is [`Error::ModelCorrupt`].
 pub fn ort_session(model: &Path, name: &str) -> Result<Session> {
+    ort_session_threads(model, name, perf::enabled().then(perf::threads))
+}
+
+/// As [`ort_session`], with `threads` intra-op threads (`None`: ONNX Runtime's default). A model
+/// as small as the voice activity detector runs fastest on one.
+pub fn ort_session_threads(model: &Path, name: &str, threads: Option<usize>) -> Result<Session> {
     let env = ort_environment()?;
     let mut builder = Session::builder(&env).map_err(load_err(name))?;
-    if perf::enabled() {
+    if let Some(n) = threads {
         builder = builder
-            .with_intra_threads(perf::threads())
+            .with_intra_threads(n)
             .map_err(|e| load_err(name)(e.into()))?;
     }
     builder

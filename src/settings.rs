@@ -23,6 +23,51 @@ pub struct Settings {
     pub speaker: Option<String>,
     /// Input device by name; `None` follows the system's default.
     pub microphone: Option<String>,
+    /// The whisper model dictation uses.
+    pub speech_model: SpeechModel,
+    /// Names and jargon whisper should expect (passed as its initial prompt).
+    pub vocabulary: String,
+    /// Unload the speech model after this many idle minutes (0: keep it loaded).
+    pub unload_after_minutes: u32,
+    /// The global dictation shortcut (`Ctrl+Alt+Space`); empty for none.
+    pub shortcut: String,
+    /// Hold the shortcut to talk, or press once to start and again to stop.
+    pub shortcut_mode: ShortcutMode,
+}
+
+/// Which whisper model transcribes dictation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum SpeechModel {
+    /// English only, fastest (the default).
+    #[default]
+    #[serde(rename = "tiny.en")]
+    TinyEn,
+    /// Multilingual, slower, more accurate.
+    #[serde(rename = "base")]
+    Base,
+}
+
+impl SpeechModel {
+    /// The model file (see `models/manifest.tsv`).
+    pub fn file(self) -> &'static str {
+        match self {
+            SpeechModel::TinyEn => crate::models::WHISPER_TINY_EN,
+            SpeechModel::Base => crate::models::WHISPER_BASE,
+        }
+    }
+}
+
+/// How the global shortcut records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ShortcutMode {
+    /// Press to start, press again to stop.
+    #[default]
+    Toggle,
+    /// Record while the shortcut is held.
+    PushToTalk,
 }
 
 impl Default for Settings {
@@ -32,6 +77,11 @@ impl Default for Settings {
             speed: 1.0,
             speaker: None,
             microphone: None,
+            speech_model: SpeechModel::TinyEn,
+            vocabulary: String::new(),
+            unload_after_minutes: 10,
+            shortcut: "Ctrl+Alt+Space".into(),
+            shortcut_mode: ShortcutMode::Toggle,
         }
     }
 }
@@ -51,7 +101,25 @@ impl Settings {
                 self.speed
             )));
         }
+        if self.vocabulary.chars().count() > 600 {
+            return Err(Error::InvalidInput(
+                "the vocabulary is too long: whisper reads at most about 200 words of it".into(),
+            ));
+        }
+        if self.unload_after_minutes > 24 * 60 {
+            return Err(Error::InvalidInput(
+                "unload after at most 1 440 minutes (a day), or 0 to keep the model loaded".into(),
+            ));
+        }
         Ok(())
+    }
+
+    /// How dictation decodes with these settings.
+    pub fn decoding(&self) -> crate::speech::Decoding {
+        crate::speech::Decoding {
+            vocabulary: self.vocabulary.trim().to_string(),
+            ..Default::default()
+        }
     }
 
     pub fn speak_options(&self) -> voice::SpeakOptions {
@@ -128,7 +196,16 @@ mod tests {
             speed: 1.25,
             speaker: Some("default".into()),
             microphone: None,
+            speech_model: SpeechModel::Base,
+            vocabulary: "Siobhan, Kubernetes".into(),
+            unload_after_minutes: 3,
+            shortcut: "Ctrl+Shift+D".into(),
+            shortcut_mode: ShortcutMode::PushToTalk,
         };
+        f.save(&s).unwrap();
+        // A file from before these settings existed still loads, with their defaults.
+        std::fs::write(f.path(), r#"{"voice":"bm_george","speed":1.25}"#).unwrap();
+        assert_eq!(f.load().0.shortcut_mode, ShortcutMode::Toggle);
         f.save(&s).unwrap();
         assert_eq!(f.load().0, s);
         assert!(f

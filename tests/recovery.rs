@@ -1,5 +1,5 @@
 //! Never lose a word: a dictation killed with SIGKILL mid-recording is on disk, and the next
-//! start turns it into a memory; a damaged spool is reported and set aside, not fatal.
+//! start turns it into a draft (the CLI saves it as a memory); a damaged spool is reported and set aside, not fatal.
 //! (Own process: it points ALSA at a file microphone through `$XDG_CONFIG_HOME`.)
 
 mod common;
@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use umwelt::speech::spool::{self, SpoolWriter};
-use umwelt::speech::{Dictation, Transcriber};
+use umwelt::speech::{Dictation, Ears};
 use umwelt::Store;
 
 fn cli() -> Command {
@@ -124,8 +124,10 @@ fn a_spool_cut_mid_sample_is_still_transcribed() {
         .write_all(&[1])
         .unwrap();
     let store = Store::open(dir.path().join("m.sqlite")).unwrap();
-    let r = Dictation::new(&recordings).recover(&Transcriber::load().unwrap(), &store, "me");
+    let _ = store;
+    let r = Dictation::new(&recordings).recover(&Ears::load().unwrap());
     assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert!(r.recovered[0].problem.is_none(), "{:?}", r.recovered[0]);
     assert_eq!(r.recovered.len(), 1);
     assert!(
         common::words(&r.recovered[0].text).contains(&"milk".to_string()),

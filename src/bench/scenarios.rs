@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{
-    summarise, BenchConfig, Machine, Measurement, Progress, Report, ScenarioInfo, REPORT_FORMAT,
+    dictation, summarise, BenchConfig, Machine, Measurement, Progress, Report, ScenarioInfo,
+    REPORT_FORMAT,
 };
 use crate::embed::{Embedder, LazyEmbedder, EMBED_DIM};
 use crate::error::{Error, Result};
@@ -98,11 +99,53 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
     },
     ScenarioInfo {
         name: "stt",
-        answers: "whisper tiny.en on a 5.7 s spoken sample",
+        answers: "whisper tiny.en on a 5.7 s spoken sample (off: whisper's full 30 s context)",
         needs_model: true,
         targets: &[],
         default_sizes: &[0],
         iterations: 5,
+    },
+    ScenarioInfo {
+        name: "dictation_final",
+        answers:
+            "from Stop (half a second after the last word of a 5 s sentence) to the final text",
+        needs_model: true,
+        targets: &[(0, 600.0)],
+        default_sizes: &[0],
+        iterations: 5,
+    },
+    ScenarioInfo {
+        name: "dictation_first_partial",
+        answers:
+            "from the first word spoken to the first text on screen, fed at the pace of speech",
+        needs_model: true,
+        targets: &[(0, 1500.0)],
+        default_sizes: &[0],
+        iterations: 5,
+    },
+    ScenarioInfo {
+        name: "stt_wer_formant",
+        answers: "word error rate (%, not ms) on the 24-utterance dictation set, espeak-ng voices",
+        needs_model: true,
+        targets: &[(0, 20.0)],
+        default_sizes: &[0],
+        iterations: 1,
+    },
+    ScenarioInfo {
+        name: "stt_wer_neural",
+        answers: "word error rate (%, not ms) on the 24-utterance dictation set, Kokoro voices",
+        needs_model: true,
+        targets: &[(0, 4.0)],
+        default_sizes: &[0],
+        iterations: 1,
+    },
+    ScenarioInfo {
+        name: "dictation_hour_memory",
+        answers: "resident memory growth (MiB, not ms) from minute 10 to 60 of an hour's dictation",
+        needs_model: true,
+        targets: &[(0, 8.0)],
+        default_sizes: &[0],
+        iterations: 1,
     },
     ScenarioInfo {
         name: "speak_first_audio",
@@ -585,6 +628,54 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
             let pcm = crate::audio::read_wav_16k_mono(&wav)?;
             prepared(1, Box::new(move |_| timed(time(|| t.transcribe(&pcm))?.0)))
         }
+        "dictation_final" | "dictation_first_partial" => {
+            let ears = crate::speech::Ears::load()?;
+            let speech = dictation::neural(dictation::FIVE_SECONDS)?;
+            let first = info.name == "dictation_first_partial";
+            prepared(
+                1,
+                Box::new(move |_| {
+                    let t = dictation::live_dictation(&ears, &speech, 0.5, 0.5)?;
+                    if crate::speech::wer::word_error_rate(dictation::FIVE_SECONDS, &t.text) > 0.3 {
+                        return Err(Error::Audio(format!(
+                            "the sentence came back as {:?}",
+                            t.text
+                        )));
+                    }
+                    if first {
+                        timed(t.first_text_ms.ok_or_else(|| {
+                            Error::Audio("no text was shown while speaking".into())
+                        })?)
+                    } else {
+                        timed(t.final_ms)
+                    }
+                }),
+            )
+        }
+        "stt_wer_formant" | "stt_wer_neural" => {
+            let t = Transcriber::load()?;
+            let kind = if info.name == "stt_wer_formant" {
+                dictation::VoiceKind::Formant
+            } else {
+                dictation::VoiceKind::Neural
+            };
+            let clips = dictation::clips(kind, None)?;
+            prepared(
+                0,
+                Box::new(move |_| {
+                    let s = dictation::score(&t, &clips, &crate::speech::Decoding::default())?;
+                    timed(s.wer * 100.0)
+                }),
+            )
+        }
+        "dictation_hour_memory" => {
+            let ears = crate::speech::Ears::load()?;
+            let dir = ctx.dir.path().join("hour");
+            prepared(
+                0,
+                Box::new(move |_| timed(dictation::hour_of_dictation(&ears, &dir)?)),
+            )
+        }
         "speak_first_audio" | "tts_rtf" | "speak_underruns" | "speak_planned_pause" => {
             let speaker = Speaker::new();
             speaker.warm_up(voice::DEFAULT_VOICE)?;
@@ -625,6 +716,10 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
 
 /// Scenarios measured both with the optimisations and without.
 const BOTH_WAYS: &[&str] = &[
+    "stt",
+    "dictation_final",
+    "stt_wer_formant",
+    "stt_wer_neural",
     "recall",
     "recall_nofilter",
     "history",

@@ -56,7 +56,21 @@ enum Command {
     /// Forget one memory by id.
     Delete { id: i64 },
     /// Transcribe a WAV file (any rate, mono or stereo) and print the text.
-    Transcribe { file: PathBuf },
+    Transcribe {
+        /// Whisper's full 30 s audio context instead of one sized to the clip.
+        #[arg(long)]
+        full_context: bool,
+        /// No temperature fallback.
+        #[arg(long)]
+        no_fallback: bool,
+        /// Beam width (1 = greedy).
+        #[arg(long, default_value_t = speech::transcriber::DEFAULT_BEAM)]
+        beam: u8,
+        /// Print how long whisper took.
+        #[arg(long)]
+        time: bool,
+        file: PathBuf,
+    },
     /// Dictate from the microphone: spooled to disk as it is recorded, then transcribed and
     /// remembered. Records for --seconds (or until killed: the spool is recovered next time).
     Record {
@@ -93,6 +107,36 @@ enum Command {
     Voices {
         #[arg(long)]
         devices: bool,
+    },
+    /// Word error rate of whisper on the committed dictation set, for one way of decoding.
+    Wer {
+        /// formant (espeak-ng), neural (Kokoro) or both.
+        #[arg(long, default_value = "both")]
+        kind: String,
+        /// Beam width (1 = greedy).
+        #[arg(long, default_value_t = speech::transcriber::DEFAULT_BEAM)]
+        beam: u8,
+        /// No temperature fallback.
+        #[arg(long)]
+        no_fallback: bool,
+        /// Whisper's full 30 s audio context instead of one sized to the clip.
+        #[arg(long)]
+        full_context: bool,
+        /// Pass the set's vocabulary line as whisper's initial prompt.
+        #[arg(long)]
+        prompt: bool,
+        /// No silence in front of each clip (whisper as it comes).
+        #[arg(long)]
+        no_lead_in: bool,
+        /// Only the first N utterances.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// A GGML whisper model file (default: tiny.en).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Print each utterance heard wrongly.
+        #[arg(long)]
+        verbose: bool,
     },
     /// Run the benchmark harness (on generated data in a temporary folder, never your memories).
     Bench {
@@ -200,9 +244,26 @@ fn run(cli: Cli) -> umwelt::Result<()> {
             }
         }
         Command::Delete { id } => open(&cli.db)?.delete(id)?,
-        Command::Transcribe { file } => {
+        Command::Transcribe {
+            full_context,
+            no_fallback,
+            beam,
+            time,
+            file,
+        } => {
             let pcm = audio::read_wav_16k_mono(&file)?;
-            println!("{}", speech::Transcriber::load()?.transcribe(&pcm)?);
+            let t = speech::Transcriber::load()?;
+            let how = speech::Decoding {
+                beam,
+                fallback: !no_fallback,
+                adapt_context: !full_context && umwelt::perf::enabled(),
+                ..Default::default()
+            };
+            let t0 = std::time::Instant::now();
+            println!("{}", t.transcribe_with(&pcm, &how)?);
+            if time {
+                eprintln!("whisper took {:.0} ms", t0.elapsed().as_secs_f64() * 1e3);
+            }
         }
         Command::Record {
             device,
@@ -210,7 +271,11 @@ fn run(cli: Cli) -> umwelt::Result<()> {
             recordings,
         } => {
             let dir = recordings.unwrap_or_else(paths::recordings_dir);
-            let rec = speech::Recorder::start(device.as_deref(), &dir)?;
+            let ears = speech::Ears::load()?;
+            let dictation = speech::Dictation::new(dir);
+            let rec = dictation.start(device.as_deref(), &ears, |h| {
+                eprintln!("… {} {}", h.text, h.partial);
+            })?;
             eprintln!(
                 "recording from {} into {}",
                 rec.device(),
@@ -224,27 +289,97 @@ fn run(cli: Cli) -> umwelt::Result<()> {
                     std::thread::sleep(std::time::Duration::from_secs(3600));
                 },
             }
-            let recording = rec.stop()?;
-            let store = open(&cli.db)?;
-            let m = speech::Dictation::new(dir).finish_spool(
-                &recording.spool,
-                &speech::Transcriber::load()?,
-                &store,
-                DEFAULT_SCOPE,
-                "",
-            )?;
+            let draft = dictation.stop(rec)?;
+            if let Some(p) = &draft.problem {
+                return Err(umwelt::Error::Audio(format!(
+                    "{p} (the recording is kept at {})",
+                    draft.audio_path
+                )));
+            }
+            let m = dictation.save(&draft.id, &draft.text, &open(&cli.db)?, DEFAULT_SCOPE, "")?;
             println!("[{}] {}", m.id, m.text);
+        }
+        Command::Wer {
+            kind,
+            beam,
+            no_fallback,
+            full_context,
+            prompt,
+            no_lead_in,
+            limit,
+            model,
+            verbose,
+        } => {
+            use bench::dictation::{self, VoiceKind};
+            let kinds = match kind.as_str() {
+                "formant" => vec![VoiceKind::Formant],
+                "neural" => vec![VoiceKind::Neural],
+                "both" => vec![VoiceKind::Formant, VoiceKind::Neural],
+                other => {
+                    return Err(umwelt::Error::InvalidInput(format!(
+                        "--kind is formant, neural or both, not '{other}'"
+                    )))
+                }
+            };
+            let t = match model {
+                Some(p) => speech::Transcriber::load_from(&p)?,
+                None => speech::Transcriber::load()?,
+            };
+            let how = speech::transcriber::Decoding {
+                beam,
+                fallback: !no_fallback,
+                adapt_context: !full_context,
+                vocabulary: if prompt {
+                    dictation::vocabulary().into()
+                } else {
+                    String::new()
+                },
+                language: Some("en".into()),
+                lead_in_s: if no_lead_in {
+                    0.0
+                } else {
+                    speech::transcriber::LEAD_IN_S
+                },
+            };
+            for k in kinds {
+                let clips = dictation::clips(k, limit)?;
+                let s = dictation::score(&t, &clips, &how)?;
+                if verbose {
+                    for (c, h) in clips.iter().zip(&s.heard) {
+                        if speech::wer::word_error_rate(c.text, h) > 0.0 {
+                            println!("  [{}] {:?}\n      heard {:?}", c.voice, c.text, h);
+                        }
+                    }
+                }
+                let mut ms = s.ms.clone();
+                ms.sort_by(f64::total_cmp);
+                println!(
+                    "{:<20} {} clips  WER {:.1} %  whisper ms p50 {:.0} p95 {:.0} p99 {:.0}",
+                    k.name(),
+                    clips.len(),
+                    s.wer * 100.0,
+                    bench::percentile(&ms, 50.0),
+                    bench::percentile(&ms, 95.0),
+                    bench::percentile(&ms, 99.0),
+                );
+            }
         }
         Command::Recover { recordings } => {
             let dir = recordings.unwrap_or_else(paths::recordings_dir);
             let store = open(&cli.db)?;
-            let r = speech::Dictation::new(dir).recover(
-                &speech::Transcriber::load()?,
-                &store,
-                DEFAULT_SCOPE,
-            );
-            for m in &r.recovered {
-                println!("recovered [{}] {}", m.id, m.text);
+            let dictation = speech::Dictation::new(dir);
+            let r = dictation.recover(&speech::Ears::load()?);
+            for d in &r.recovered {
+                match &d.problem {
+                    None => {
+                        let m = dictation.save(&d.id, &d.text, &store, DEFAULT_SCOPE, "")?;
+                        println!("recovered [{}] {}", m.id, m.text);
+                    }
+                    Some(p) => eprintln!(
+                        "umwelt-cli: {p} (the recording is kept at {})",
+                        d.audio_path
+                    ),
+                }
             }
             for p in &r.problems {
                 eprintln!("umwelt-cli: {p}");

@@ -1,18 +1,89 @@
-//! From a finished recording to a memory: the audio is on disk first (spooled while recording,
-//! then kept as a WAV file), then transcribed, then remembered. If transcription fails, the
-//! recording stays on disk and the error says where; [`Dictation::recover`] turns spools left by
-//! a crash into memories at the next start.
+//! From the microphone to a memory, never losing a word:
+//!
+//! 1. [`Dictation::start`]: the recorder spools audio to `recordings/<id>.spool` every quarter
+//!    second and hands each chunk to the listener, which transcribes it segment by segment
+//!    ([`super::live`]) and reports partial text as it goes.
+//! 2. [`LiveDictation::stop`]: the last segment is transcribed, the spool becomes
+//!    `recordings/<id>.wav`, and the text becomes a **draft** (`recordings/<id>.draft.json`).
+//!    A failed transcription still makes a draft: no text, the reason, and the audio to retry.
+//! 3. [`Dictation::save`]: the user's (possibly edited) text becomes a memory and the draft goes.
+//!
+//! A spool left by a crash or a kill is found at the next start and becomes a draft
+//! ([`Dictation::recover`]). (The holdings engine's drafts do not exist yet; a dictation draft is
+//! this file pair, and moves onto them when they do.)
+//!
+//! Long recordings are read, resampled, written and transcribed a block at a time: memory does
+//! not grow with their length.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 
-use crate::audio;
+use serde::{Deserialize, Serialize};
+
+use crate::audio::{self, StreamResampler, WavSink, SAMPLE_RATE};
 use crate::error::{Error, Result};
-use crate::speech::{spool, Transcriber};
+use crate::speech::live::{self, Ears, Heard};
+use crate::speech::spool::{self, SpoolReader};
+use crate::speech::Recorder;
 use crate::store::{Memory, NewMemory, Store};
 
-/// Where recordings are kept, and how a finished one becomes a memory.
+/// A dictation not yet saved: its recording and the text heard, to be read, edited and saved
+/// (or discarded).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Draft {
+    /// The recording's name (the time it started, in ms).
+    pub id: String,
+    /// The recording, 16 kHz WAV.
+    pub audio_path: String,
+    /// What was heard (empty if nothing was, or transcription failed).
+    pub text: String,
+    pub seconds: f32,
+    /// When it was recorded (ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub created_at: i64,
+    /// Why there is no text (transcription failed, nothing was heard): offer Retry.
+    pub problem: Option<String>,
+}
+
+/// Where recordings and drafts are kept, and the way from one to a memory.
 pub struct Dictation {
     recordings_dir: PathBuf,
+}
+
+/// A dictation being recorded and heard.
+pub struct LiveDictation {
+    recorder: Recorder,
+    listening: JoinHandle<Result<String>>,
+}
+
+impl LiveDictation {
+    /// Peak level (0..1) of the latest block from the microphone.
+    pub fn level(&self) -> f32 {
+        self.recorder.level()
+    }
+
+    /// Seconds recorded so far.
+    pub fn seconds(&self) -> f32 {
+        self.recorder.captured_seconds()
+    }
+
+    /// The microphone in use.
+    pub fn device(&self) -> &str {
+        self.recorder.device()
+    }
+
+    /// The spool being written.
+    pub fn spool_path(&self) -> &Path {
+        self.recorder.spool_path()
+    }
+
+    /// Wait for at least `seconds` of audio (file-backed test devices run faster than real time).
+    pub fn wait_for(&self, seconds: f32, timeout: std::time::Duration) -> bool {
+        self.recorder.wait_for(seconds, timeout)
+    }
 }
 
 impl Dictation {
@@ -26,8 +97,297 @@ impl Dictation {
         &self.recordings_dir
     }
 
-    /// Write 16 kHz mono samples to a new WAV file in the recordings folder.
-    pub fn save(&self, samples: &[f32]) -> Result<PathBuf> {
+    /// Start recording from `device` (or the default microphone), heard live by `ears`;
+    /// `on_heard` is called from the listening thread whenever the text changes.
+    pub fn start(
+        &self,
+        device: Option<&str>,
+        ears: &Ears,
+        on_heard: impl FnMut(&Heard) + Send + 'static,
+    ) -> Result<LiveDictation> {
+        let (tx, rx) = mpsc::channel();
+        let recorder = Recorder::start(device, &self.recordings_dir, Some(tx))?;
+        let listening = live::listen(rx, recorder.rate(), ears.listener(), on_heard)?;
+        Ok(LiveDictation {
+            recorder,
+            listening,
+        })
+    }
+
+    /// Stop: the last words are transcribed, the recording is kept as WAV, and the text becomes
+    /// a draft. A transcription that failed leaves a draft with the reason and the audio.
+    pub fn stop(&self, live: LiveDictation) -> Result<Draft> {
+        let recording = live.recorder.stop();
+        let heard = match live.listening.join() {
+            Ok(r) => r,
+            Err(_) => Err(Error::Audio("the listening thread crashed".into())),
+        };
+        let recording = recording?;
+        let wav = self.spool_to_wav(&recording.spool)?;
+        self.write_draft(&recording.spool, &wav, recording.seconds, heard)
+    }
+
+    fn id_of(spool: &Path) -> String {
+        spool
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    fn draft_path(&self, id: &str) -> PathBuf {
+        self.recordings_dir.join(format!("{id}.draft.json"))
+    }
+
+    /// The spool, resampled to 16 kHz, as `<id>.wav` (block by block); then the spool is
+    /// removed.
+    pub fn spool_to_wav(&self, spool_path: &Path) -> Result<PathBuf> {
+        self.spool_to_wav_with(spool_path, |_| Ok(()))
+    }
+
+    /// As [`Dictation::spool_to_wav`], with each block also handed to `each`.
+    fn spool_to_wav_with(
+        &self,
+        spool_path: &Path,
+        mut each: impl FnMut(&[f32]) -> Result<()>,
+    ) -> Result<PathBuf> {
+        let mut reader = SpoolReader::open(spool_path)?;
+        let wav = spool_path.with_extension("wav");
+        let mut sink = WavSink::create(&wav)?;
+        let mut resampler = StreamResampler::new(reader.rate(), SAMPLE_RATE)?;
+        let mut any = false;
+        while let Some(block) = reader.next_block(SAMPLE_RATE as usize * 4)? {
+            let pcm = resampler.push(&block)?;
+            any |= !pcm.is_empty();
+            sink.write(&pcm)?;
+            each(&pcm)?;
+        }
+        let tail = resampler.finish()?;
+        any |= !tail.is_empty();
+        sink.write(&tail)?;
+        each(&tail)?;
+        if !any {
+            drop(sink);
+            let _ = std::fs::remove_file(wav.with_extension("wav.part"));
+            let _ = std::fs::remove_file(spool_path);
+            return Err(Error::InvalidInput(
+                "the recording is empty: nothing was captured".into(),
+            ));
+        }
+        let wav = sink.finish()?;
+        std::fs::remove_file(spool_path)
+            .map_err(Error::io(format!("removing {}", spool_path.display())))?;
+        Ok(wav)
+    }
+
+    fn write_draft(
+        &self,
+        spool: &Path,
+        wav: &Path,
+        seconds: f32,
+        heard: Result<String>,
+    ) -> Result<Draft> {
+        let id = Dictation::id_of(spool);
+        let (text, problem) = match heard {
+            Ok(t) if t.trim().is_empty() => (
+                String::new(),
+                Some("no speech was heard in the recording".to_string()),
+            ),
+            Ok(t) => (t, None),
+            Err(e) => (String::new(), Some(format!("transcription failed: {e}"))),
+        };
+        let draft = Draft {
+            created_at: id.parse().unwrap_or_else(|_| crate::store::now_ms()),
+            id,
+            audio_path: wav.to_string_lossy().into_owned(),
+            text,
+            seconds,
+            problem,
+        };
+        self.put_draft(&draft)?;
+        Ok(draft)
+    }
+
+    /// Write a draft's file atomically (temporary file, fsync, rename).
+    fn put_draft(&self, draft: &Draft) -> Result<()> {
+        let path = self.draft_path(&draft.id);
+        let tmp = path.with_extension("json.part");
+        let json = serde_json::to_vec_pretty(draft).expect("a draft serialises");
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&json)?;
+            f.sync_data()?;
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(Error::io(format!("saving the draft {}", path.display())))
+    }
+
+    /// Turn a finished spool into a draft: WAV and transcription in one pass, block by block.
+    pub fn draft_from_spool(&self, spool_path: &Path, ears: &Ears) -> Result<Draft> {
+        let seconds = SpoolReader::open(spool_path)?.seconds() as f32;
+        let mut listener = Some(ears.listener());
+        let mut failed: Option<Error> = None;
+        let wav = self.spool_to_wav_with(spool_path, |pcm| {
+            if let Some(l) = listener.as_mut() {
+                if let Err(e) = l.hear(pcm) {
+                    failed = Some(e);
+                    listener = None;
+                }
+            }
+            Ok(())
+        })?;
+        let heard = match (listener, failed) {
+            (_, Some(e)) => Err(e),
+            (Some(l), None) => l.finish(),
+            (None, None) => Err(Error::Audio("the listener stopped".into())),
+        };
+        self.write_draft(spool_path, &wav, seconds, heard)
+    }
+
+    /// Transcribe a draft's recording again (after a failure, or with another model).
+    pub fn retry(&self, id: &str, ears: &Ears) -> Result<Draft> {
+        let mut draft = self.draft(id)?;
+        let mut reader = hound::WavReader::open(&draft.audio_path).map_err(|e| {
+            Error::Audio(format!(
+                "the recording {} cannot be read: {e}",
+                draft.audio_path
+            ))
+        })?;
+        let mut listener = ears.listener();
+        let mut block = Vec::with_capacity(SAMPLE_RATE as usize * 4);
+        for s in reader.samples::<i16>() {
+            let s = s.map_err(|e| Error::Audio(format!("the recording is damaged: {e}")))?;
+            block.push(s as f32 / i16::MAX as f32);
+            if block.len() == block.capacity() {
+                listener.hear(&block)?;
+                block.clear();
+            }
+        }
+        listener.hear(&block)?;
+        match listener.finish() {
+            Ok(t) if !t.trim().is_empty() => {
+                draft.text = t;
+                draft.problem = None;
+            }
+            Ok(_) => draft.problem = Some("no speech was heard in the recording".into()),
+            Err(e) => draft.problem = Some(format!("transcription failed: {e}")),
+        }
+        self.put_draft(&draft)?;
+        Ok(draft)
+    }
+
+    /// One draft by id.
+    pub fn draft(&self, id: &str) -> Result<Draft> {
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(Error::InvalidInput(format!("'{id}' is not a draft")));
+        }
+        let path = self.draft_path(id);
+        let bytes = std::fs::read(&path).map_err(|_| {
+            Error::NotFound(format!(
+                "the draft {id} is gone (saved or discarded already?)"
+            ))
+        })?;
+        serde_json::from_slice(&bytes).map_err(|e| {
+            Error::Audio(format!(
+                "the draft {} is damaged ({e}); its recording is kept beside it",
+                path.display()
+            ))
+        })
+    }
+
+    /// Every unsaved draft, oldest first. Damaged draft files are skipped (their recordings stay).
+    pub fn drafts(&self) -> Vec<Draft> {
+        let Ok(dir) = std::fs::read_dir(&self.recordings_dir) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Draft> = dir
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let id = name.strip_suffix(".draft.json")?.to_string();
+                self.draft(&id).ok()
+            })
+            .collect();
+        out.sort_by_key(|d| d.created_at);
+        out
+    }
+
+    /// Save a draft as a memory with `text` (the user's edit of it) in `scope` / `session`. The
+    /// recording stays, as the memory's audio; the draft goes.
+    pub fn save(
+        &self,
+        id: &str,
+        text: &str,
+        store: &Store,
+        scope: &str,
+        session: &str,
+    ) -> Result<Memory> {
+        let draft = self.draft(id)?;
+        if text.trim().is_empty() {
+            return Err(Error::InvalidInput(
+                "the note is empty: type what was said, or discard the draft".into(),
+            ));
+        }
+        let id_new = store.remember_new(&NewMemory {
+            scope,
+            session,
+            text: text.trim(),
+            source: Some("dictated"),
+            audio_path: Some(&draft.audio_path),
+            ..Default::default()
+        })?;
+        std::fs::remove_file(self.draft_path(id))
+            .map_err(Error::io(format!("removing the draft {id}")))?;
+        store.get(id_new)
+    }
+
+    /// Throw a draft away, recording and all.
+    pub fn discard(&self, id: &str) -> Result<()> {
+        let draft = self.draft(id)?;
+        let _ = std::fs::remove_file(&draft.audio_path);
+        std::fs::remove_file(self.draft_path(id))
+            .map_err(Error::io(format!("removing the draft {id}")))
+    }
+
+    /// A finished spool straight to a memory (the command line has no draft to edit).
+    pub fn finish_spool(
+        &self,
+        spool_path: &Path,
+        ears: &Ears,
+        store: &Store,
+        scope: &str,
+        session: &str,
+    ) -> Result<Memory> {
+        let draft = self.draft_from_spool(spool_path, ears)?;
+        if let Some(p) = &draft.problem {
+            return Err(Error::Audio(format!(
+                "{p} (the recording is kept at {})",
+                draft.audio_path
+            )));
+        }
+        self.save(&draft.id, &draft.text, store, scope, session)
+    }
+
+    /// Recordings a crash or a kill left behind: every spool in the recordings folder becomes a
+    /// draft. A damaged spool is renamed `*.spool.damaged` and reported; the others go on.
+    pub fn recover(&self, ears: &Ears) -> Recovery {
+        let mut out = Recovery::default();
+        for path in spool::unfinished(&self.recordings_dir) {
+            match self.draft_from_spool(&path, ears) {
+                Ok(d) => out.recovered.push(d),
+                Err(e) => {
+                    if path.exists() {
+                        let aside = path.with_extension("spool.damaged");
+                        let _ = std::fs::rename(&path, &aside);
+                    }
+                    out.problems.push(e.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// Write 16 kHz mono samples to a new WAV file in the recordings folder (tests, imports).
+    pub fn save_wav(&self, samples: &[f32]) -> Result<PathBuf> {
         if samples.is_empty() {
             return Err(Error::InvalidInput(
                 "the recording is empty: nothing was captured".into(),
@@ -47,111 +407,14 @@ impl Dictation {
         audio::write_wav_16k_mono(&path, samples)?;
         Ok(path)
     }
-
-    /// Save, transcribe and remember a recording in `scope` / `session`.
-    pub fn finish(
-        &self,
-        samples: &[f32],
-        transcriber: &Transcriber,
-        store: &Store,
-        scope: &str,
-        session: &str,
-    ) -> Result<Memory> {
-        let wav = self.save(samples)?;
-        self.transcribe_and_remember(&wav, samples, transcriber, store, scope, session)
-    }
-
-    /// Turn a finished spool into a memory: keep it as a 16 kHz WAV, remove the spool, then
-    /// transcribe and remember. If transcription fails the WAV stays (the error says where).
-    pub fn finish_spool(
-        &self,
-        spool_path: &Path,
-        transcriber: &Transcriber,
-        store: &Store,
-        scope: &str,
-        session: &str,
-    ) -> Result<Memory> {
-        let a = spool::read(spool_path)?;
-        let pcm = audio::resample(&a.samples, a.rate, audio::SAMPLE_RATE)?;
-        if pcm.is_empty() {
-            let _ = std::fs::remove_file(spool_path);
-            return Err(Error::InvalidInput(
-                "the recording is empty: nothing was captured".into(),
-            ));
-        }
-        let wav = self.save(&pcm)?;
-        std::fs::remove_file(spool_path)
-            .map_err(Error::io(format!("removing {}", spool_path.display())))?;
-        self.transcribe_and_remember(&wav, &pcm, transcriber, store, scope, session)
-    }
-
-    fn transcribe_and_remember(
-        &self,
-        wav: &Path,
-        pcm: &[f32],
-        transcriber: &Transcriber,
-        store: &Store,
-        scope: &str,
-        session: &str,
-    ) -> Result<Memory> {
-        let kept =
-            |e: Error| Error::Audio(format!("{e} (the recording is kept at {})", wav.display()));
-        // The recording is kept whole on disk; whisper hears it without its silent ends.
-        let heard = audio::trim_silence(
-            pcm,
-            crate::speech::transcriber::SILENCE_PEAK,
-            audio::SAMPLE_RATE as usize / 2,
-        );
-        let text = if heard.is_empty() {
-            String::new()
-        } else {
-            transcriber.transcribe(heard).map_err(kept)?
-        };
-        if text.trim().is_empty() {
-            return Err(kept(Error::InvalidInput(
-                "no speech was heard in the recording".into(),
-            )));
-        }
-        let audio_path = wav.to_string_lossy().into_owned();
-        let id = store
-            .remember_new(&NewMemory {
-                scope,
-                session,
-                text: &text,
-                source: Some("dictated"),
-                audio_path: Some(&audio_path),
-                ..Default::default()
-            })
-            .map_err(kept)?;
-        store.get(id)
-    }
-
-    /// Recordings a crash or a kill left behind: every spool in the recordings folder becomes a
-    /// memory. A damaged spool is renamed `*.spool.damaged` and reported; the others go on.
-    pub fn recover(&self, transcriber: &Transcriber, store: &Store, scope: &str) -> Recovery {
-        let mut out = Recovery::default();
-        for path in spool::unfinished(&self.recordings_dir) {
-            match self.finish_spool(&path, transcriber, store, scope, "") {
-                Ok(m) => out.recovered.push(m),
-                Err(e) => {
-                    if path.exists() {
-                        let aside = path.with_extension("spool.damaged");
-                        let _ = std::fs::rename(&path, &aside);
-                    }
-                    out.problems.push(e.to_string());
-                }
-            }
-        }
-        out
-    }
 }
 
 /// What [`Dictation::recover`] found.
-#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Recovery {
-    /// Recordings that became memories.
-    pub recovered: Vec<Memory>,
+    /// Recordings that became drafts.
+    pub recovered: Vec<Draft>,
     /// What could not be recovered, and why (each a sentence for the user).
     pub problems: Vec<String>,
 }

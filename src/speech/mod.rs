@@ -1,14 +1,19 @@
-//! Speech to text: the microphone ([`recorder`]), whisper.cpp ([`transcriber`]), and the path
-//! that joins them with the store ([`dictation`]). A recording is spooled to disk while it is
-//! recorded ([`spool`]), so a crash loses at most the last quarter second, and a spool left by
-//! a crash becomes a memory at the next start.
+//! Speech to text: the microphone ([`recorder`]) spools to disk ([`spool`]) and feeds the
+//! listener ([`live`]), which finds speech with the voice activity detector ([`vad`],
+//! [`segmenter`]) and transcribes it with whisper.cpp ([`transcriber`]) segment by segment;
+//! [`dictation`] joins them: drafts, saving, recovery after a crash. [`wer`] scores accuracy.
 
 pub mod dictation;
+pub mod live;
 pub mod recorder;
+pub mod segmenter;
 pub mod spool;
 pub mod transcriber;
+pub mod vad;
 pub mod wer;
 
-pub use dictation::{Dictation, Recovery};
+pub use dictation::{Dictation, Draft, LiveDictation, Recovery};
+pub use live::{Ears, Heard, Listener};
 pub use recorder::{InputDevice, Recorder, Recording};
-pub use transcriber::{LazyTranscriber, Transcriber};
+pub use transcriber::{Decoding, LazyTranscriber, Transcriber};
+pub use vad::{LazyVad, Vad};

@@ -78,8 +78,13 @@ pub struct Recording {
 
 impl Recorder {
     /// Start capturing from the device named `device`, or the default input device, spooling
-    /// to a new file in `spool_dir`.
-    pub fn start(device: Option<&str>, spool_dir: &Path) -> Result<Recorder> {
+    /// to a new file in `spool_dir`. With a `tap`, every chunk is also sent there once it is on
+    /// disk (at the device's rate, [`Recorder::rate`]); the sender is dropped when recording ends.
+    pub fn start(
+        device: Option<&str>,
+        spool_dir: &Path,
+        tap: Option<mpsc::Sender<Vec<f32>>>,
+    ) -> Result<Recorder> {
         let shared = Arc::new(Shared::default());
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(u32, String)>>();
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
@@ -126,6 +131,11 @@ impl Recorder {
                 let chunk =
                     std::mem::take(&mut *s.samples.lock().unwrap_or_else(|p| p.into_inner()));
                 writer.append(&chunk)?;
+                if let Some(tap) = &tap {
+                    if !chunk.is_empty() {
+                        let _ = tap.send(chunk);
+                    }
+                }
                 if finished {
                     return Ok(writer.path().to_path_buf());
                 }
@@ -146,6 +156,11 @@ impl Recorder {
     /// The spool this recording is written to.
     pub fn spool_path(&self) -> &Path {
         &self.spool_path
+    }
+
+    /// The sample rate of the device (and of the spool and the tap).
+    pub fn rate(&self) -> u32 {
+        self.rate
     }
 
     /// The device actually used.

@@ -110,39 +110,98 @@ pub struct SpoolAudio {
 
 /// Read a spool. A wrong header is [`Error::Audio`] saying the file is damaged.
 pub fn read(path: &Path) -> Result<SpoolAudio> {
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(Error::io(format!(
+    let mut r = SpoolReader::open(path)?;
+    let mut samples = Vec::new();
+    while let Some(block) = r.next_block(1 << 20)? {
+        samples.extend_from_slice(&block);
+    }
+    Ok(SpoolAudio {
+        rate: r.rate,
+        samples,
+        truncated: r.truncated,
+    })
+}
+
+/// Reads a spool a block at a time, so an hour-long recording never sits in memory whole.
+pub struct SpoolReader {
+    file: std::io::BufReader<File>,
+    rate: u32,
+    frames: u64,
+    /// The file ended in half a sample (it was cut mid-write).
+    truncated: bool,
+}
+
+impl SpoolReader {
+    /// Open and check the header (a wrong one is [`Error::Audio`]: "damaged").
+    pub fn open(path: &Path) -> Result<SpoolReader> {
+        let file = File::open(path).map_err(Error::io(format!(
             "reading the recording {}",
             path.display()
         )))?;
-    let damaged = |why: &str| {
-        Error::Audio(format!(
-            "the recording {} is damaged ({why}) and was set aside",
-            path.display()
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut file = std::io::BufReader::with_capacity(1 << 16, file);
+        let damaged = |why: &str| {
+            Error::Audio(format!(
+                "the recording {} is damaged ({why}) and was set aside",
+                path.display()
+            ))
+        };
+        let mut head = [0u8; HEADER];
+        if len < HEADER as u64 || file.read_exact(&mut head).is_err() || &head[..8] != MAGIC {
+            return Err(damaged("it does not start like a recording"));
+        }
+        let rate = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
+        let channels = u16::from_le_bytes(head[12..14].try_into().expect("2 bytes"));
+        let format = u16::from_le_bytes(head[14..16].try_into().expect("2 bytes"));
+        if !(8_000..=192_000).contains(&rate) || channels != 1 || format != 1 {
+            return Err(damaged("its header names an impossible format"));
+        }
+        let body = len - HEADER as u64;
+        Ok(SpoolReader {
+            file,
+            rate,
+            frames: body / 2,
+            truncated: body % 2 == 1,
+        })
+    }
+
+    /// The recording's sample rate.
+    pub fn rate(&self) -> u32 {
+        self.rate
+    }
+
+    /// Seconds of audio in the spool.
+    pub fn seconds(&self) -> f64 {
+        self.frames as f64 / self.rate as f64
+    }
+
+    /// Whether the file ended in half a sample.
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The next (at most) `max` samples; `None` at the end.
+    pub fn next_block(&mut self, max: usize) -> Result<Option<Vec<f32>>> {
+        let mut bytes = vec![0u8; max * 2];
+        let mut got = 0;
+        while got < bytes.len() {
+            match self.file.read(&mut bytes[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io("reading a recording")(e)),
+            }
+        }
+        if got < 2 {
+            return Ok(None);
+        }
+        Ok(Some(
+            bytes[..got - got % 2]
+                .chunks_exact(2)
+                .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / i16::MAX as f32)
+                .collect(),
         ))
-    };
-    if bytes.len() < HEADER || &bytes[..8] != MAGIC {
-        return Err(damaged("it does not start like a recording"));
     }
-    let rate = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    let channels = u16::from_le_bytes(bytes[12..14].try_into().expect("2 bytes"));
-    let format = u16::from_le_bytes(bytes[14..16].try_into().expect("2 bytes"));
-    if !(8_000..=192_000).contains(&rate) || channels != 1 || format != 1 {
-        return Err(damaged("its header names an impossible format"));
-    }
-    let body = &bytes[HEADER..];
-    let truncated = body.len() % 2 == 1;
-    let samples = body
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / i16::MAX as f32)
-        .collect();
-    Ok(SpoolAudio {
-        rate,
-        samples,
-        truncated,
-    })
 }
 
 /// Whether a recorder (in this process or another) is still writing the spool.

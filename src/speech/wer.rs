@@ -1,8 +1,10 @@
 //! Word error rate: how far a transcript is from what was said, in words.
 //!
 //! `(substitutions + deletions + insertions) / words said`, after both texts are normalised the
-//! same way: lower case, punctuation dropped, numbers up to 99 spelled out (whisper writes "9"
-//! for "nine"), hyphens split.
+//! same way, as whisper's own English normaliser does: lower case, punctuation dropped, numbers
+//! and ordinals up to 99 spelled out (whisper writes "9" for "nine", "14th" for "fourteenth"),
+//! titles spelled out ("Dr." is "doctor"), British spellings made American ("tyres" is
+//! "tires"), hyphens split and "wi fi" joined.
 
 /// Lower-case words without punctuation, numbers spelled out.
 pub fn normalise(text: &str) -> Vec<String> {
@@ -14,11 +16,85 @@ pub fn normalise(text: &str) -> Vec<String> {
                 .replace(['.', ',', '!', '?', '"', ';', ':'], "")
         })
         .filter(|w| !w.is_empty())
-        .flat_map(|w| match w.parse::<u32>() {
-            Ok(n) if n < 100 => spell(n).split(' ').map(String::from).collect::<Vec<_>>(),
-            _ => vec![w],
+        .flat_map(|w| {
+            if let Ok(n) = w.parse::<u32>() {
+                if n < 100 {
+                    return spell(n).split(' ').map(String::from).collect::<Vec<_>>();
+                }
+            }
+            if let Some(n) = ordinal(&w) {
+                return spell_ordinal(n).split(' ').map(String::from).collect();
+            }
+            vec![standard(&w).to_string()]
         })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("wi fi", "wifi")
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(String::from)
         .collect()
+}
+
+/// "14th" → 14 (up to 99).
+fn ordinal(w: &str) -> Option<u32> {
+    let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &w[digits.len()..];
+    let n: u32 = digits.parse().ok()?;
+    (["st", "nd", "rd", "th"].contains(&suffix) && n < 100).then_some(n)
+}
+
+fn spell_ordinal(n: u32) -> String {
+    let words = spell(n);
+    let (head, last) = match words.rsplit_once(' ') {
+        Some((h, l)) => (format!("{h} "), l.to_string()),
+        None => (String::new(), words.clone()),
+    };
+    let last = match last.as_str() {
+        "one" => "first".into(),
+        "two" => "second".into(),
+        "three" => "third".into(),
+        "five" => "fifth".into(),
+        "eight" => "eighth".into(),
+        "nine" => "ninth".into(),
+        "twelve" => "twelfth".into(),
+        l if l.ends_with('y') => format!("{}ieth", &l[..l.len() - 1]),
+        l => format!("{l}th"),
+    };
+    format!("{head}{last}")
+}
+
+/// One spelling per word: titles spelled out, British spellings made American (a short list of
+/// the common ones, as in whisper's normaliser).
+fn standard(w: &str) -> &str {
+    match w {
+        "dr" => "doctor",
+        "mr" => "mister",
+        "mrs" => "missus",
+        "ms" => "miss",
+        "st" => "saint",
+        "tyres" => "tires",
+        "tyre" => "tire",
+        "neighbours" => "neighbors",
+        "neighbour" => "neighbor",
+        "neighbour's" => "neighbor's",
+        "neighbours'" => "neighbors'",
+        "colour" => "color",
+        "colours" => "colors",
+        "favourite" => "favorite",
+        "centre" => "center",
+        "theatre" => "theater",
+        "organise" => "organize",
+        "realise" => "realize",
+        "cheque" => "check",
+        "programme" => "program",
+        "travelling" => "traveling",
+        "cancelled" => "canceled",
+        "grey" => "gray",
+        "disc" => "disk",
+        "okay" => "ok",
+        _ => w,
+    }
 }
 
 fn spell(n: u32) -> String {
@@ -96,6 +172,22 @@ pub fn corpus_wer<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whisper_spellings_count_as_the_words_said() {
+        for (said, heard) in [
+            ("Doctor Nguyen on the fourteenth", "Dr. Nguyen on the 14th"),
+            ("new tyres for the twenty first", "New tires for the 21st."),
+            ("the wifi password", "The Wi-Fi password"),
+            (
+                "Mister Okonkwo, the neighbours",
+                "Mr. Okonkwo, the neighbors",
+            ),
+        ] {
+            assert_eq!(normalise(said), normalise(heard), "{said} / {heard}");
+        }
+        assert_ne!(normalise("the third"), normalise("the 4th"));
+    }
 
     #[test]
     fn counts_substitutions_deletions_and_insertions() {

@@ -23,6 +23,19 @@ extern "C" {
         options: c_int,
     ) -> c_int;
     fn espeak_SetVoiceByName(name: *const c_char) -> c_int;
+    fn espeak_SetSynthCallback(cb: extern "C" fn(*mut i16, c_int, *mut c_void) -> c_int);
+    fn espeak_SetParameter(parameter: c_int, value: c_int, relative: c_int) -> c_int;
+    fn espeak_Synth(
+        text: *const c_void,
+        size: usize,
+        position: u32,
+        position_type: c_int,
+        end_position: u32,
+        flags: u32,
+        unique_identifier: *mut u32,
+        user_data: *mut c_void,
+    ) -> c_int;
+    fn espeak_Synchronize() -> c_int;
     fn espeak_TextToPhonemes(
         textptr: *mut *const c_void,
         textmode: c_int,
@@ -30,7 +43,8 @@ extern "C" {
     ) -> *const c_char;
 }
 
-const AUDIO_OUTPUT_RETRIEVAL: c_int = 1;
+/// Synthesis calls the callback on the calling thread and returns when done.
+const AUDIO_OUTPUT_SYNCHRONOUS: c_int = 2;
 const INITIALIZE_DONT_EXIT: c_int = 0x8000;
 const CHARS_UTF8: c_int = 1;
 /// IPA output, with `^` tying the letters of one phoneme (`a^ɪ`), so diphthongs can be mapped.
@@ -65,25 +79,28 @@ pub struct Clause {
 
 struct Espeak {
     ready: bool,
+    /// The voice espeak is set to (`None`: unknown, set it before use).
     voice: Option<Dialect>,
+    /// The rate espeak synthesises at (returned by `espeak_Initialize`).
+    rate: u32,
 }
 
 static ESPEAK: Mutex<Espeak> = Mutex::new(Espeak {
     ready: false,
     voice: None,
+    rate: 0,
 });
 
 const PUNCT: &[char] = &['.', '!', '?', ',', ';', ':', '—', '…'];
 
-/// Phonemise `text` clause by clause. Text espeak cannot phonemise (emoji, other scripts) gives
-/// clauses with no phonemes, which the caller skips.
-pub fn phonemize(text: &str, dialect: Dialect) -> Result<Vec<Clause>> {
+/// espeak-ng, started once, under its process-wide lock.
+fn ready() -> Result<std::sync::MutexGuard<'static, Espeak>> {
     let mut guard = ESPEAK.lock().unwrap_or_else(|p| p.into_inner());
     if !guard.ready {
         // SAFETY: called once, under the lock; a null path means espeak-ng's installed data.
         let rate = unsafe {
             espeak_Initialize(
-                AUDIO_OUTPUT_RETRIEVAL,
+                AUDIO_OUTPUT_SYNCHRONOUS,
                 0,
                 std::ptr::null(),
                 INITIALIZE_DONT_EXIT,
@@ -98,7 +115,80 @@ pub fn phonemize(text: &str, dialect: Dialect) -> Result<Vec<Clause>> {
             });
         }
         guard.ready = true;
+        guard.rate = rate as u32;
     }
+    Ok(guard)
+}
+
+/// Samples espeak hands to [`collect`] during one `espeak_Synth` call (made under [`ESPEAK`]).
+static SYNTH: Mutex<Vec<i16>> = Mutex::new(Vec::new());
+
+extern "C" fn collect(wav: *mut i16, n: c_int, _events: *mut c_void) -> c_int {
+    if !wav.is_null() && n > 0 {
+        // SAFETY: espeak passes `n` valid samples at `wav` for the duration of the call.
+        let block = unsafe { std::slice::from_raw_parts(wav, n as usize) };
+        SYNTH
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(block);
+    }
+    0
+}
+
+/// Speak `text` with espeak-ng's own formant synthesiser: the voice `voice` (an espeak voice
+/// name such as `en-us`, `en+f3`) at `wpm` words a minute. Returns mono samples and their rate.
+/// (The dictation harness's robotic voices; the app's voice is Kokoro.)
+pub fn formant_speech(text: &str, voice: &str, wpm: u32) -> Result<(Vec<f32>, u32)> {
+    const ESPEAK_RATE: c_int = 1;
+    const POS_CHARACTER: c_int = 1;
+    let mut guard = ready()?;
+    let name = CString::new(voice)
+        .map_err(|_| Error::InvalidInput("an espeak voice name has no NUL".into()))?;
+    guard.voice = None; // whatever happens, the phonemiser sets its own voice again
+                        // SAFETY: valid C strings and a callback that only copies; all under the lock.
+    unsafe {
+        if espeak_SetVoiceByName(name.as_ptr()) != 0 {
+            return Err(Error::InvalidInput(format!(
+                "espeak-ng has no '{voice}' voice"
+            )));
+        }
+        espeak_SetSynthCallback(collect);
+        espeak_SetParameter(ESPEAK_RATE, wpm as c_int, 0);
+    }
+    let c_text = CString::new(text.replace('\0', " ")).expect("NULs removed");
+    SYNTH.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    // SAFETY: the text outlives the call, which (synchronous mode) returns when synthesis is done.
+    let err = unsafe {
+        let e = espeak_Synth(
+            c_text.as_ptr() as *const c_void,
+            c_text.as_bytes_with_nul().len(),
+            0,
+            POS_CHARACTER,
+            0,
+            CHARS_UTF8 as u32,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        espeak_Synchronize();
+        espeak_SetParameter(ESPEAK_RATE, 175, 0);
+        e
+    };
+    if err != 0 {
+        return Err(Error::Audio(format!(
+            "espeak-ng could not speak (error {err})"
+        )));
+    }
+    let samples = std::mem::take(&mut *SYNTH.lock().unwrap_or_else(|p| p.into_inner()));
+    Ok((
+        samples.iter().map(|&x| x as f32 / 32768.0).collect(),
+        guard.rate,
+    ))
+}
+
+/// Phonemise `text` clause by clause. Text espeak cannot phonemise (emoji, other scripts) gives
+/// clauses with no phonemes, which the caller skips.
+pub fn phonemize(text: &str, dialect: Dialect) -> Result<Vec<Clause>> {
+    let mut guard = ready()?;
     if guard.voice != Some(dialect) {
         let name = CString::new(dialect.espeak_voice()).expect("no NUL in a voice name");
         // SAFETY: a valid C string; espeak copies what it needs.

@@ -83,3 +83,18 @@ pcm.umwelt_file_mic {{
     );
     std::fs::write(dir.join("alsa/asoundrc"), conf).unwrap();
 }
+
+/// Write 16 kHz mono samples as the raw S16_LE file the ALSA file microphone reads.
+pub fn write_raw(path: &Path, pcm: &[f32]) {
+    let bytes: Vec<u8> = pcm
+        .iter()
+        .flat_map(|x| ((x.clamp(-1.0, 1.0) * 32767.0) as i16).to_le_bytes())
+        .collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// `text` spoken by espeak-ng (through the engine's own binding), as 16 kHz mono samples.
+pub fn formant(text: &str) -> Vec<f32> {
+    let (pcm, rate) = umwelt::voice::phonemes::formant_speech(text, "en-us", 175).unwrap();
+    umwelt::audio::resample(&pcm, rate, 16_000).unwrap()
+}

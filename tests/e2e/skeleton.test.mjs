@@ -1,5 +1,6 @@
-// The walking skeleton in the real window: dictate through the ALSA microphone, see the note,
-// find it by meaning, and find it again after a restart.
+// The walking skeleton in the real window: dictate through the ALSA microphone, watch the words
+// appear while speaking, edit the draft, save it, find it by meaning, and find it again after a
+// restart.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -27,28 +28,49 @@ function memoryTexts(browser, selector) {
   );
 }
 
-test("dictate a note, see it listed, find it by meaning", { timeout: 180_000 }, async () => {
+test("dictate a note, see it appear while speaking, edit and save it, find it by meaning", { timeout: 180_000 }, async () => {
   const app = await launch(application, env);
   const { browser } = app;
+  const failed = async (e, name) => {
+    await screenshot(browser, name);
+    const shown = [];
+    for (const sel of ["#error", "#dictation-error"]) {
+      if (await browser.$(sel).isExisting()) shown.push(await (await browser.$(sel)).getText());
+    }
+    throw new Error(`${e.message}; the app said: ${shown.join(" / ") || "(no error shown)"}`);
+  };
   try {
     const record = await browser.$("#record");
     await record.waitForClickable({ timeout: 30_000 });
     await record.click();
-    await browser.waitUntil(async () => (await record.getAttribute("data-phase")) === "listening", { timeout: 10_000 });
-    await browser.pause(3500); // the sentence takes ~1.5 s; leave the pause a speaker would
-    await record.click();
+    await browser.waitUntil(async () => (await record.getAttribute("data-phase")) === "listening", { timeout: 30_000 });
+    // The level meter moves and the words show up while the sentence is still being recorded.
+    await (await browser.$("#level-meter")).waitForDisplayed({ timeout: 5_000 });
     await browser
-      .waitUntil(async () => (await memoryTexts(browser, "#memories")).some((t) => /milk/i.test(t)), {
-        timeout: 60_000,
-        timeoutMsg: "the dictated note never appeared",
+      .waitUntil(async () => /milk/i.test(await browser.execute(() => document.querySelector("#live-text")?.textContent ?? "")), {
+        timeout: 20_000,
+        timeoutMsg: "no text appeared while dictating",
       })
-      .catch(async (e) => {
-        await screenshot(browser, "skeleton-dictation-failed.png");
-        const shown = await browser.$("#error").isExisting() ? await (await browser.$("#error")).getText() : "(no error shown)";
-        throw new Error(`${e.message}; the app said: ${shown}`);
-      });
-    const first = (await memoryTexts(browser, "#memories"))[0];
-    assert.match(first, /buy milk/i, "the new note is at the top");
+      .catch((e) => failed(e, "dictation-no-live-text.png"));
+    assert.equal(await record.getAttribute("data-phase"), "listening", "the text came before Stop");
+    await screenshot(browser, "dictation-live.png");
+    await record.click();
+
+    // A draft: read it, fix it, save it.
+    const textarea = await browser.$("#drafts .draft textarea");
+    await textarea.waitForDisplayed({ timeout: 60_000 }).catch((e) => failed(e, "dictation-no-draft.png"));
+    assert.match(await textarea.getValue(), /milk/i, "the draft holds what was said");
+    await textarea.setValue("remember to buy milk and eggs");
+    await screenshot(browser, "dictation-draft.png");
+    await (await browser.$("#drafts .save-draft")).click();
+    await browser
+      .waitUntil(async () => (await memoryTexts(browser, "#memories"))[0] === "remember to buy milk and eggs", {
+        timeout: 30_000,
+        timeoutMsg: "the edited note never appeared",
+      })
+      .catch((e) => failed(e, "dictation-not-saved.png"));
+    assert.equal(await browser.$("#drafts").isExisting(), false, "the draft is gone once saved");
+    assert.match(await (await browser.$("#record-state")).getText(), /saved/i);
     await screenshot(browser, "skeleton-dictated.png");
 
     // Typed notes to search among.
