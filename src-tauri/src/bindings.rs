@@ -7,13 +7,14 @@ use umwelt::bench::{
     BenchConfig, Delta, Machine, Measurement, Progress, Report, RunSummary, ScenarioView,
     TimingSeries,
 };
-use umwelt::settings::Settings;
-use umwelt::speech::{InputDevice, Recovery};
+use umwelt::settings::{Settings, ShortcutMode, SpeechModel};
+use umwelt::speech::{Draft, Heard, InputDevice, Recovery};
 use umwelt::store::ReembedProgress;
 use umwelt::voice::{SpeechReport, VoiceInfo};
 use umwelt::{Hit, Memory};
 
 use crate::commands::voice::SpeakingState;
+use crate::dictating::{DictationState, Level, Phase};
 use crate::error::CommandError;
 
 /// The contents of `ui/src/bindings.ts`.
@@ -40,6 +41,13 @@ pub fn typescript() -> String {
         SpeechReport::decl(),
         SpeakingState::decl(),
         Settings::decl(),
+        SpeechModel::decl(),
+        ShortcutMode::decl(),
+        Draft::decl(),
+        Heard::decl(),
+        Phase::decl(),
+        DictationState::decl(),
+        Level::decl(),
         Recovery::decl(),
     ] {
         out.push_str("export ");

@@ -3,7 +3,9 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `voice.rs`, `perf.rs` |
+//! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `dictation.rs`, `voice.rs`, `perf.rs` |
+//! | `dictating.rs` | one live dictation at a time, its events (state, text heard, level) |
+//! | `shortcut.rs` | the global dictation shortcut (toggle or push-to-talk) |
 //! | `perf.rs` | the dashboard's own logic: one run at a time, cancel, keep the run |
 //! | `state.rs` | what the app holds while it runs |
 //! | `error.rs` | the error type that crosses into the web view |
@@ -12,24 +14,30 @@
 
 pub mod bindings;
 pub mod commands;
+pub mod dictating;
 pub mod error;
 pub mod events;
 pub mod perf;
+pub mod shortcut;
 pub mod state;
 
 use tauri::{Emitter, Manager};
 
 /// Register the commands on a builder of any runtime (the mock one in tests).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    use commands::{memories, perf, voice};
+    use commands::{dictation, memories, perf, voice};
     builder.invoke_handler(tauri::generate_handler![
         memories::list_memories,
         memories::remember,
         memories::recall,
         memories::delete_memory,
-        memories::list_microphones,
-        memories::start_recording,
-        memories::stop_recording,
+        dictation::list_microphones,
+        dictation::start_dictation,
+        dictation::stop_dictation,
+        dictation::list_drafts,
+        dictation::save_draft,
+        dictation::discard_draft,
+        dictation::retry_draft,
         perf::bench_scenarios,
         perf::machine,
         perf::run_bench,
@@ -71,7 +79,17 @@ pub fn run() {
                     let _ = handle2.emit(events::RECOVERED, r);
                 },
             );
+            let settings = state
+                .settings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            state.unload_when_idle();
             app.manage(state);
+            app.handle().plugin(shortcut::plugin())?;
+            if let Err(e) = shortcut::apply(app.handle(), &settings) {
+                eprintln!("umwelt: {e}");
+            }
             Ok(())
         })
         .run(tauri::generate_context!())

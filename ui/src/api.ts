@@ -27,9 +27,37 @@ export const api = {
   remember: (text: string) => invoke<Memory>("remember", { text }),
   recall: (query: string, k: number) => invoke<Hit[]>("recall", { query, k }),
   deleteMemory: (id: number) => invoke<null>("delete_memory", { id }),
-  listMicrophones: () => invoke<InputDevice[]>("list_microphones"),
-  startRecording: (device?: string) => invoke<null>("start_recording", { device: device ?? null }),
-  stopRecording: () => invoke<Memory>("stop_recording"),
+};
+
+// Dictation: microphones, the live dictation and its drafts (src-tauri/src/commands/dictation.rs).
+import type { DictationState, Draft, Heard, Level } from "./bindings";
+
+export type { DictationState, Draft, Heard, Level };
+
+/** A dictation started, stopped, has a draft ready, or failed (src-tauri/src/events.rs). */
+export function onDictationState(f: (s: DictationState) => void): Promise<UnlistenFn> {
+  return listen<DictationState>("dictation-state", (e) => f(e.payload));
+}
+
+/** What the dictation has heard so far: final text and the partial of the words being said. */
+export function onDictationHeard(f: (h: Heard) => void): Promise<UnlistenFn> {
+  return listen<Heard>("dictation-heard", (e) => f(e.payload));
+}
+
+/** The microphone's level while dictating, ten times a second. */
+export function onDictationLevel(f: (l: Level) => void): Promise<UnlistenFn> {
+  return listen<Level>("dictation-level", (e) => f(e.payload));
+}
+
+export const dictationApi = {
+  microphones: () => invoke<InputDevice[]>("list_microphones"),
+  /** The microphone chosen in Settings unless `device` names another. */
+  start: (device?: string) => invoke<null>("start_dictation", { device: device ?? null }),
+  stop: () => invoke<Draft>("stop_dictation"),
+  drafts: () => invoke<Draft[]>("list_drafts"),
+  save: (id: string, text: string) => invoke<Memory>("save_draft", { id, text }),
+  discard: (id: string) => invoke<null>("discard_draft", { id }),
+  retry: (id: string) => invoke<Draft>("retry_draft", { id }),
 };
 
 // Reading aloud and the settings that shape it (src-tauri/src/commands/voice.rs).

@@ -203,13 +203,91 @@ speaker: string | null,
 /**
  * Input device by name; `None` follows the system's default.
  */
-microphone: string | null, };
+microphone: string | null, 
+/**
+ * The whisper model dictation uses.
+ */
+speech_model: SpeechModel, 
+/**
+ * Names and jargon whisper should expect (passed as its initial prompt).
+ */
+vocabulary: string, 
+/**
+ * Unload the speech model after this many idle minutes (0: keep it loaded).
+ */
+unload_after_minutes: number, 
+/**
+ * The global dictation shortcut (`Ctrl+Alt+Space`); empty for none.
+ */
+shortcut: string, 
+/**
+ * Hold the shortcut to talk, or press once to start and again to stop.
+ */
+shortcut_mode: ShortcutMode, };
+
+export type SpeechModel = "tiny.en" | "base";
+
+export type ShortcutMode = "toggle" | "push_to_talk";
+
+export type Draft = { 
+/**
+ * The recording's name (the time it started, in ms).
+ */
+id: string, 
+/**
+ * The recording, 16 kHz WAV.
+ */
+audio_path: string, 
+/**
+ * What was heard (empty if nothing was, or transcription failed).
+ */
+text: string, seconds: number, 
+/**
+ * When it was recorded (ms since the epoch).
+ */
+created_at: number, 
+/**
+ * Why there is no text (transcription failed, nothing was heard): offer Retry.
+ */
+problem: string | null, };
+
+export type Heard = { 
+/**
+ * The final text of every segment finished so far.
+ */
+text: string, 
+/**
+ * The provisional text of the segment being spoken (replaced as it grows, then by its final).
+ */
+partial: string, 
+/**
+ * Seconds of audio heard.
+ */
+seconds: number, 
+/**
+ * Segments (stretches of speech between pauses) finished so far.
+ */
+segments: number, };
+
+export type Phase = "idle" | "listening" | "transcribing" | "ready" | "failed";
+
+export type DictationState = { phase: Phase, 
+/**
+ * The microphone in use (while listening).
+ */
+device: string | null, draft: Draft | null, message: string | null, };
+
+export type Level = { 
+/**
+ * Peak of the latest block, 0..1.
+ */
+peak: number, seconds: number, };
 
 export type Recovery = { 
 /**
- * Recordings that became memories.
+ * Recordings that became drafts.
  */
-recovered: Array<Memory>, 
+recovered: Array<Draft>, 
 /**
  * What could not be recovered, and why (each a sentence for the user).
  */

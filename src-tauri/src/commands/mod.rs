@@ -1,7 +1,9 @@
-//! The `#[tauri::command]`s, one file per area: `memories.rs` (notes, search, dictation),
+//! The `#[tauri::command]`s, one file per area: `memories.rs` (notes, search), `dictation.rs`
+//! (microphones, dictating, drafts),
 //! `voice.rs` (reading aloud, settings) and `perf.rs` (the performance dashboard). Each is a thin call into the engine; slow work runs on
 //! a blocking thread so the window stays responsive.
 
+pub mod dictation;
 pub mod memories;
 pub mod perf;
 pub mod voice;

@@ -1,4 +1,5 @@
-//! Reading aloud, and the settings that shape it (voice, speed, speaker, microphone).
+//! Reading aloud, and the settings (voice, speed, speaker; microphone, speech model, vocabulary,
+//! shortcut).
 
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Runtime, State};
@@ -48,16 +49,30 @@ pub fn get_settings(state: State<'_, AppState>) -> Settings {
         .clone()
 }
 
-/// Validate, save and use new settings.
+/// Validate, save and use new settings: a new speech model is loaded at the next dictation, a
+/// new shortcut is registered at once (one another program holds is an error to show).
 #[tauri::command]
-pub async fn save_settings(state: State<'_, AppState>, settings: Settings) -> CmdResult<Settings> {
+pub async fn save_settings<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    settings: Settings,
+) -> CmdResult<Settings> {
     let (file, current) = (state.settings_file.clone(), state.settings.clone());
-    blocking(move || {
+    let before = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let saved = blocking(move || {
         file.save(&settings)?;
         *current.lock().unwrap_or_else(|p| p.into_inner()) = settings.clone();
         Ok(settings)
     })
-    .await
+    .await?;
+    if saved.speech_model != before.speech_model {
+        state.use_speech_model(saved.speech_model);
+    }
+    if saved.shortcut != before.shortcut {
+        crate::shortcut::apply(&app, &saved)
+            .map_err(|e| crate::error::CommandError::new("input", e))?;
+    }
+    Ok(saved)
 }
 
 /// Read `text` aloud with the chosen voice on the chosen speaker. Any reply already being spoken

@@ -1,0 +1,142 @@
+// The dictation in progress and the drafts waiting to be saved, shared by the Record button, the
+// draft editors and the header. State comes from the backend's events, so the global shortcut
+// and the button show the same thing.
+import type { UnlistenFn } from "@tauri-apps/api/event";
+import {
+  dictationApi,
+  errorMessage,
+  onDictationHeard,
+  onDictationLevel,
+  onDictationState,
+  type Draft,
+  type Heard,
+  type Memory,
+} from "./api";
+
+export type Phase = "idle" | "starting" | "listening" | "transcribing" | "saved";
+
+class Dictating {
+  phase = $state<Phase>("idle");
+  device = $state<string | null>(null);
+  heard = $state<Heard | null>(null);
+  /** Peak level, 0..1, and seconds recorded. */
+  level = $state(0);
+  seconds = $state(0);
+  drafts = $state<Draft[]>([]);
+  error = $state<string | null>(null);
+  #savedTimer: ReturnType<typeof setTimeout> | undefined;
+
+  async start(): Promise<UnlistenFn> {
+    const offs = await Promise.all([
+      onDictationState((s) => {
+        switch (s.phase) {
+          case "listening":
+            this.phase = "listening";
+            this.device = s.device;
+            this.heard = null;
+            this.level = 0;
+            this.seconds = 0;
+            this.error = null;
+            break;
+          case "transcribing":
+            this.phase = "transcribing";
+            break;
+          case "ready":
+            this.phase = "idle";
+            if (s.draft) this.#upsert(s.draft);
+            break;
+          case "failed":
+            this.phase = "idle";
+            this.error = s.message;
+            break;
+          case "idle":
+            this.phase = "idle";
+        }
+      }),
+      onDictationHeard((h) => (this.heard = h)),
+      onDictationLevel((l) => {
+        this.level = l.peak;
+        this.seconds = l.seconds;
+      }),
+    ]);
+    await this.loadDrafts();
+    return () => offs.forEach((f) => f());
+  }
+
+  async loadDrafts() {
+    try {
+      this.drafts = await dictationApi.drafts();
+    } catch (e) {
+      this.error = errorMessage(e);
+    }
+  }
+
+  #upsert(d: Draft) {
+    this.drafts = [...this.drafts.filter((x) => x.id !== d.id), d];
+  }
+
+  /** The Record button: start, or stop if listening. */
+  async toggle() {
+    this.error = null;
+    if (this.phase === "idle" || this.phase === "saved") {
+      this.phase = "starting";
+      try {
+        await dictationApi.start();
+      } catch (e) {
+        this.phase = "idle";
+        this.error = errorMessage(e);
+      }
+    } else if (this.phase === "listening") {
+      this.phase = "transcribing";
+      try {
+        this.#upsert(await dictationApi.stop());
+        this.phase = "idle";
+      } catch (e) {
+        this.phase = "idle";
+        this.error = errorMessage(e);
+      }
+    }
+  }
+
+  async save(id: string, text: string): Promise<Memory | null> {
+    try {
+      const m = await dictationApi.save(id, text);
+      this.drafts = this.drafts.filter((d) => d.id !== id);
+      this.phase = "saved";
+      clearTimeout(this.#savedTimer);
+      this.#savedTimer = setTimeout(() => {
+        if (this.phase === "saved") this.phase = "idle";
+      }, 2500);
+      return m;
+    } catch (e) {
+      this.error = errorMessage(e);
+      return null;
+    }
+  }
+
+  async discard(id: string) {
+    try {
+      await dictationApi.discard(id);
+      this.drafts = this.drafts.filter((d) => d.id !== id);
+    } catch (e) {
+      this.error = errorMessage(e);
+    }
+  }
+
+  async retry(id: string) {
+    try {
+      this.#upsert(await dictationApi.retry(id));
+    } catch (e) {
+      this.error = errorMessage(e);
+    }
+  }
+}
+
+export const dictating = new Dictating();
+
+/** A level meter reading: the peak in decibels mapped onto 0..1 (−60 dB is empty). */
+export function meter(peak: number): number {
+  if (peak <= 0) return 0;
+  const db = 20 * Math.log10(peak);
+  return Math.max(0, Math.min(1, (db + 60) / 60));
+}
