@@ -77,9 +77,16 @@ fn engine_errors_reach_the_web_view_with_a_kind_and_a_message() {
     let e = invoke(&w, "delete_memory", json!({ "id": 999 })).unwrap_err();
     assert_eq!(e["kind"], "not_found");
 
-    let e = invoke(&w, "stop_recording", json!({})).unwrap_err();
+    let e = invoke(&w, "stop_dictation", json!({})).unwrap_err();
     assert!(
         e["message"].as_str().unwrap().contains("Record first"),
         "{e}"
     );
+
+    // Drafts: none yet; a draft that is not there, or a hostile id, is a clear refusal.
+    assert_eq!(invoke(&w, "list_drafts", json!({})).unwrap(), json!([]));
+    let e = invoke(&w, "save_draft", json!({ "id": "1234", "text": "hi" })).unwrap_err();
+    assert_eq!(e["kind"], "not_found", "{e}");
+    let e = invoke(&w, "discard_draft", json!({ "id": "../settings" })).unwrap_err();
+    assert_eq!(e["kind"], "input", "{e}");
 }
