@@ -223,7 +223,7 @@ impl Default for Decoding {
 }
 
 /// The beam width the app decodes with (see `docs/PERFORMANCE.md`, dictation accuracy).
-pub const DEFAULT_BEAM: u8 = 1;
+pub const DEFAULT_BEAM: u8 = 5;
 
 /// Whisper tiny.en, loaded on first use ([`crate::lazy::Lazy`]).
 pub type LazyTranscriber = Lazy<Transcriber>;
