@@ -119,8 +119,13 @@ impl Transcriber {
         });
         if how.adapt_context {
             params.set_audio_ctx(audio_context(pcm.len()));
-        }
-        if !how.fallback {
+            // A shrunk context can make whisper loop; whisper's own fallback then re-decodes the
+            // loop at every temperature (measured: 17 s for a 5.7 s clip). Cap the tokens, decode
+            // once, and let `transcribe_with` redo a looping result with the full context.
+            let seconds = pcm.len() as f32 / SAMPLE_RATE as f32;
+            params.set_max_tokens((seconds * MAX_TOKENS_PER_S) as i32 + 16);
+            params.set_temperature_inc(0.0);
+        } else if !how.fallback {
             // whisper.cpp retries at rising temperatures when a decode looks wrong; off = once.
             params.set_temperature_inc(0.0);
         }
@@ -184,6 +189,9 @@ pub fn audio_context(samples: usize) -> i32 {
 /// Silence put in front of every clip (seconds): whisper misses a first word that starts at
 /// the very first sample (measured: "Write to the landlord" heard as "to the landlord").
 pub const LEAD_IN_S: f32 = 0.3;
+
+/// Tokens a second of speech can need (fast speech is about 4); more is a loop.
+const MAX_TOKENS_PER_S: f32 = 8.0;
 
 /// Frames of context beyond the clip's own (four seconds). Measured on the dictation set: one
 /// second let whisper loop on a neural voice (30 % word error rate against 5 % with full
