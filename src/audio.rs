@@ -41,29 +41,9 @@ pub fn read_wav_16k_mono(path: &Path) -> Result<Vec<f32>> {
 /// Write 16 kHz mono samples as a 16-bit WAV, through a temporary file renamed into place, so a
 /// crash never leaves half a recording under the final name.
 pub fn write_wav_16k_mono(path: &Path, samples: &[f32]) -> Result<()> {
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: SAMPLE_RATE,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let tmp = path.with_extension("wav.part");
-    let err = |e: hound::Error| {
-        Error::Audio(format!(
-            "could not write the recording to {}: {e}",
-            tmp.display()
-        ))
-    };
-    let mut w = hound::WavWriter::create(&tmp, spec).map_err(err)?;
-    for s in samples {
-        w.write_sample((s.clamp(-1.0, 1.0) * i16::MAX as f32) as i16)
-            .map_err(err)?;
-    }
-    w.finalize().map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(Error::io(format!(
-        "saving the recording as {}",
-        path.display()
-    )))
+    let mut sink = WavSink::create(path)?;
+    sink.write(samples)?;
+    sink.finish().map(|_| ())
 }
 
 /// The part of `pcm` between its first and last sound (peak above `threshold`), keeping

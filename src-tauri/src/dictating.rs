@@ -49,6 +49,24 @@ pub struct Level {
     pub seconds: f32,
 }
 
+impl DictationState {
+    fn new(phase: Phase) -> DictationState {
+        DictationState {
+            phase,
+            device: None,
+            draft: None,
+            message: None,
+        }
+    }
+
+    fn failed(message: String) -> DictationState {
+        DictationState {
+            message: Some(message),
+            ..DictationState::new(Phase::Failed)
+        }
+    }
+}
+
 fn emit_state<R: Runtime>(app: &AppHandle<R>, state: DictationState) {
     let _ = app.emit(events::DICTATION_STATE, state);
 }
@@ -132,10 +150,8 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, device: Option<String>) -> CmdResul
     emit_state(
         app,
         DictationState {
-            phase: Phase::Listening,
             device: Some(device),
-            draft: None,
-            message: None,
+            ..DictationState::new(Phase::Listening)
         },
     );
     Ok(())
@@ -160,15 +176,7 @@ pub fn stop<R: Runtime>(app: &AppHandle<R>) -> CmdResult<Draft> {
     {
         m.store(true, Ordering::Relaxed);
     }
-    emit_state(
-        app,
-        DictationState {
-            phase: Phase::Transcribing,
-            device: None,
-            draft: None,
-            message: None,
-        },
-    );
+    emit_state(app, DictationState::new(Phase::Transcribing));
     let t = Instant::now();
     match state.dictation.stop(live) {
         Ok(draft) => {
@@ -178,24 +186,15 @@ pub fn stop<R: Runtime>(app: &AppHandle<R>) -> CmdResult<Draft> {
             emit_state(
                 app,
                 DictationState {
-                    phase: Phase::Ready,
-                    device: None,
                     draft: Some(draft.clone()),
                     message: draft.problem.clone(),
+                    ..DictationState::new(Phase::Ready)
                 },
             );
             Ok(draft)
         }
         Err(e) => {
-            emit_state(
-                app,
-                DictationState {
-                    phase: Phase::Failed,
-                    device: None,
-                    draft: None,
-                    message: Some(e.to_string()),
-                },
-            );
+            emit_state(app, DictationState::failed(e.to_string()));
             Err(e.into())
         }
     }
@@ -207,15 +206,7 @@ pub fn toggle<R: Runtime>(app: &AppHandle<R>) {
     if is_listening(app) {
         stop_in_background(app);
     } else if let Err(e) = start(app, None) {
-        emit_state(
-            app,
-            DictationState {
-                phase: Phase::Failed,
-                device: None,
-                draft: None,
-                message: Some(e.message),
-            },
-        );
+        emit_state(app, DictationState::failed(e.message));
     }
 }
 

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audio::{self, StreamResampler, WavSink, SAMPLE_RATE};
+use crate::audio::{StreamResampler, WavSink, SAMPLE_RATE};
 use crate::error::{Error, Result};
 use crate::speech::live::{self, Ears, Heard};
 use crate::speech::spool::{self, SpoolReader};
@@ -348,25 +348,6 @@ impl Dictation {
             .map_err(Error::io(format!("removing the draft {id}")))
     }
 
-    /// A finished spool straight to a memory (the command line has no draft to edit).
-    pub fn finish_spool(
-        &self,
-        spool_path: &Path,
-        ears: &Ears,
-        store: &Store,
-        scope: &str,
-        session: &str,
-    ) -> Result<Memory> {
-        let draft = self.draft_from_spool(spool_path, ears)?;
-        if let Some(p) = &draft.problem {
-            return Err(Error::Audio(format!(
-                "{p} (the recording is kept at {})",
-                draft.audio_path
-            )));
-        }
-        self.save(&draft.id, &draft.text, store, scope, session)
-    }
-
     /// Recordings a crash or a kill left behind: every spool in the recordings folder becomes a
     /// draft. A damaged spool is renamed `*.spool.damaged` and reported; the others go on.
     pub fn recover(&self, ears: &Ears) -> Recovery {
@@ -384,28 +365,6 @@ impl Dictation {
             }
         }
         out
-    }
-
-    /// Write 16 kHz mono samples to a new WAV file in the recordings folder (tests, imports).
-    pub fn save_wav(&self, samples: &[f32]) -> Result<PathBuf> {
-        if samples.is_empty() {
-            return Err(Error::InvalidInput(
-                "the recording is empty: nothing was captured".into(),
-            ));
-        }
-        std::fs::create_dir_all(&self.recordings_dir).map_err(Error::io(format!(
-            "creating the recordings folder {}",
-            self.recordings_dir.display()
-        )))?;
-        let stamp = crate::store::now_ms();
-        let mut path = self.recordings_dir.join(format!("{stamp}.wav"));
-        let mut n = 1;
-        while path.exists() {
-            path = self.recordings_dir.join(format!("{stamp}-{n}.wav"));
-            n += 1;
-        }
-        audio::write_wav_16k_mono(&path, samples)?;
-        Ok(path)
     }
 }
 
