@@ -33,3 +33,151 @@ pub fn threads() -> usize {
         .map(|n| n.get())
         .unwrap_or(2)
 }
+
+/// Threads for whisper.cpp right now: the cores other processes leave free, at least one.
+///
+/// whisper.cpp's threads spin at every barrier of the graph, so a thread that shares its core
+/// with another busy process makes the others wait out its time slice. Measured on this 2-core
+/// machine, a 1.8 s sentence with two other busy processes: 29 s with two threads, 3.8 s with
+/// one (docs/PERFORMANCE.md, "Whisper under load"). Other processes' load is read from
+/// `/proc/stat` minus this process's own time, over the interval since the last call (at least
+/// [`LOAD_WINDOW`]; call [`watch_load`] ahead of time to start one). Elsewhere than Linux: every core.
+pub fn free_threads() -> usize {
+    let cores = threads();
+    let Some(now) = cpu_load::sample() else {
+        return cores;
+    };
+    let mut last = LOAD.lock().unwrap_or_else(|p| p.into_inner());
+    let (prev, answer) = match *last {
+        Some((prev, answer)) => (prev, answer),
+        None => {
+            // Nothing to compare with: look over a short window now.
+            drop(last);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let later = cpu_load::sample().unwrap_or(now);
+            let answer = cpu_load::free(&now, &later, cores).unwrap_or(cores);
+            *LOAD.lock().unwrap_or_else(|p| p.into_inner()) = Some((later, answer));
+            return answer;
+        }
+    };
+    if now.at.duration_since(prev.at) < LOAD_WINDOW {
+        return answer;
+    }
+    let answer = cpu_load::free(&prev, &now, cores).unwrap_or(answer);
+    *last = Some((now, answer));
+    answer
+}
+
+/// Start measuring other processes' load, so that the next [`free_threads`] has an interval to
+/// look at without waiting.
+pub fn watch_load() {
+    if let Some(now) = cpu_load::sample() {
+        let mut last = LOAD.lock().unwrap_or_else(|p| p.into_inner());
+        let answer = last.map_or(threads(), |(_, a)| a);
+        if last.is_none_or(|(prev, _)| now.at.duration_since(prev.at) >= LOAD_WINDOW) {
+            *last = Some((now, answer));
+        }
+    }
+}
+
+/// The shortest interval [`free_threads`] measures load over; a shorter one reuses the last answer.
+pub const LOAD_WINDOW: std::time::Duration = std::time::Duration::from_millis(250);
+
+static LOAD: std::sync::Mutex<Option<(cpu_load::Sample, usize)>> = std::sync::Mutex::new(None);
+
+mod cpu_load {
+    use std::time::Instant;
+
+    /// CPU time counters (clock ticks) at one moment.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Sample {
+        pub at: Instant,
+        /// All CPUs, all time.
+        total: u64,
+        /// All CPUs, idle (and waiting for I/O).
+        idle: u64,
+        /// This process, user and system.
+        own: u64,
+    }
+
+    #[cfg(target_os = "linux")]
+    pub fn sample() -> Option<Sample> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let own = std::fs::read_to_string("/proc/self/stat").ok()?;
+        parse(&stat, &own)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn sample() -> Option<Sample> {
+        None
+    }
+
+    /// From `/proc/stat` ("cpu user nice system idle iowait irq softirq steal ...") and
+    /// `/proc/self/stat` (utime and stime are the 14th and 15th fields).
+    pub fn parse(stat: &str, own: &str) -> Option<Sample> {
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()?
+            .strip_prefix("cpu ")?
+            .split_whitespace()
+            .take(8)
+            .map(|f| f.parse().ok())
+            .collect::<Option<_>>()?;
+        if cpu.len() < 5 {
+            return None;
+        }
+        // Fields after the command name, which may itself hold spaces and parentheses.
+        let rest: Vec<&str> = own.rsplit_once(')')?.1.split_whitespace().collect();
+        let field = |n: usize| rest.get(n - 3)?.parse::<u64>().ok();
+        Some(Sample {
+            at: Instant::now(),
+            total: cpu.iter().sum(),
+            idle: cpu[3] + cpu[4],
+            own: field(14)? + field(15)?,
+        })
+    }
+
+    /// Cores free of other processes between two samples, rounded, between 1 and `cores`.
+    pub fn free(a: &Sample, b: &Sample, cores: usize) -> Option<usize> {
+        let total = b.total.checked_sub(a.total).filter(|&t| t > 0)?;
+        let idle = b.idle.saturating_sub(a.idle);
+        let own = b.own.saturating_sub(a.own);
+        let others = total.saturating_sub(idle).saturating_sub(own) as f64 / total as f64;
+        let free = cores as f64 * (1.0 - others);
+        Some((free.round() as usize).clamp(1, cores))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn at(total: u64, idle: u64, own: u64) -> Sample {
+            let stat = format!(
+                "cpu  {} 0 0 {idle} 0 0 0 0 0 0\ncpu0 1 2 3 4\n",
+                total - idle
+            );
+            let me = format!("42 (umwelt (x) y) S 1 1 1 0 -1 0 0 0 0 0 {own} 0 0 0 20 0");
+            parse(&stat, &me).unwrap()
+        }
+
+        #[test]
+        fn another_process_on_one_core_leaves_one_thread_and_our_own_work_does_not_count() {
+            // 2 cores, 100 ticks: a busy process holds 50 of them (one core).
+            assert_eq!(free(&at(1000, 500, 0), &at(1100, 550, 0), 2), Some(1));
+            // The same busy ticks, but they were ours.
+            assert_eq!(free(&at(1000, 500, 0), &at(1100, 550, 50), 2), Some(2));
+            // Both cores busy with others: still one thread.
+            assert_eq!(free(&at(1000, 500, 0), &at(1100, 500, 0), 2), Some(1));
+            // A light load (20 %) does not take a core away.
+            assert_eq!(free(&at(1000, 500, 0), &at(1100, 580, 0), 2), Some(2));
+            // No time passed: no answer.
+            assert_eq!(free(&at(1000, 500, 0), &at(1000, 500, 0), 2), None);
+        }
+
+        #[test]
+        fn this_machine_can_be_read() {
+            #[cfg(target_os = "linux")]
+            assert!(sample().is_some());
+        }
+    }
+}

@@ -206,6 +206,28 @@ pub fn live_dictation(ears: &Ears, speech: &[f32], lead: f32, tail: f32) -> Resu
     })
 }
 
+/// Another process that keeps one core busy until dropped (a shell spinning in a loop).
+pub struct BusyCore(std::process::Child);
+
+impl BusyCore {
+    pub fn start() -> Result<BusyCore> {
+        let child = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .map_err(Error::io("starting a busy process"))?;
+        // Let it be scheduled before the measurement starts.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        Ok(BusyCore(child))
+    }
+}
+
+impl Drop for BusyCore {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Resident memory of this process (MiB), from `/proc/self/status`.
 pub fn rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")

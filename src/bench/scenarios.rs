@@ -115,6 +115,14 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
         iterations: 5,
     },
     ScenarioInfo {
+        name: "dictation_final_busy",
+        answers: "dictation_final while another process keeps one core busy (a user's machine is rarely idle)",
+        needs_model: true,
+        targets: &[(0, 600.0)],
+        default_sizes: &[0],
+        iterations: 5,
+    },
+    ScenarioInfo {
         name: "dictation_first_partial",
         answers:
             "from the first word spoken to the first text on screen, fed at the pace of speech",
@@ -628,13 +636,15 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
             let pcm = crate::audio::read_wav_16k_mono(&wav)?;
             prepared(1, Box::new(move |_| timed(time(|| t.transcribe(&pcm))?.0)))
         }
-        "dictation_final" | "dictation_first_partial" => {
+        "dictation_final" | "dictation_final_busy" | "dictation_first_partial" => {
             let ears = crate::speech::Ears::load()?;
             let speech = dictation::neural(dictation::FIVE_SECONDS)?;
             let first = info.name == "dictation_first_partial";
+            let busy = info.name == "dictation_final_busy";
             prepared(
                 1,
                 Box::new(move |_| {
+                    let _load = busy.then(dictation::BusyCore::start).transpose()?;
                     let t = dictation::live_dictation(&ears, &speech, 0.5, 0.5)?;
                     if crate::speech::wer::word_error_rate(dictation::FIVE_SECONDS, &t.text) > 0.3 {
                         return Err(Error::Audio(format!(
@@ -718,6 +728,7 @@ fn prepare(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Prepared> 
 const BOTH_WAYS: &[&str] = &[
     "stt",
     "dictation_final",
+    "dictation_final_busy",
     "stt_wer_formant",
     "stt_wer_neural",
     "recall",

@@ -6,10 +6,9 @@
 //! [`Listener`] does the work on whatever thread calls it (a test, the recovery of a spool);
 //! [`listen`] runs one on the `umwelt-listen` thread, fed by the recorder.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +75,8 @@ pub struct Listener {
 
 impl Listener {
     pub fn new(vad: &Arc<Vad>, transcriber: Arc<Transcriber>, decoding: Decoding) -> Listener {
+        // Whisper's thread count follows the machine's load; start measuring it now.
+        crate::perf::watch_load();
         Listener {
             segmenter: Segmenter::new(vad),
             transcriber,
@@ -163,12 +164,11 @@ impl Listener {
     }
 
     /// The audio ended: transcribe the last segment; the whole text.
-    pub fn finish(self) -> Result<String> {
-        let mut this = self;
-        if let Some(seg) = this.segmenter.finish() {
-            this.add(seg.start, &seg.pcm)?;
+    pub fn finish(mut self) -> Result<String> {
+        if let Some(seg) = self.segmenter.finish() {
+            self.add(seg.start, &seg.pcm)?;
         }
-        Ok(this.texts.join(" "))
+        Ok(self.texts.join(" "))
     }
 }
 
@@ -187,11 +187,10 @@ pub fn listen(
         .spawn(move || {
             let mut open = true;
             while open {
-                let mut blocks = match audio.recv_timeout(Duration::from_millis(100)) {
-                    Ok(block) => vec![block],
-                    Err(RecvTimeoutError::Timeout) => continue,
-                    Err(RecvTimeoutError::Disconnected) => break,
+                let Ok(block) = audio.recv() else {
+                    break;
                 };
+                let mut blocks = vec![block];
                 // Catch up on everything waiting, so partials never build a backlog.
                 loop {
                     match audio.try_recv() {

@@ -113,7 +113,7 @@ impl Transcriber {
             params.set_language(Some("en"));
         }
         params.set_n_threads(if perf::enabled() {
-            perf::threads() as i32
+            perf::free_threads() as i32
         } else {
             1
         });
