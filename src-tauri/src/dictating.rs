@@ -120,7 +120,8 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, device: Option<String>) -> CmdResul
             let _ = heard_app.emit(events::DICTATION_HEARD, h.clone());
         })?;
     let device = live.device().to_string();
-    // The level meter: ten times a second, until the dictation ends.
+    // The level meter, ten times a second until the dictation ends; it also notices a
+    // microphone that stopped (unplugged) and stops the dictation, keeping what was captured.
     let stop_meter = Arc::new(AtomicBool::new(false));
     *state.meter_stop.lock().unwrap_or_else(|p| p.into_inner()) = Some(stop_meter.clone());
     let meter_app = app.clone();
@@ -128,17 +129,24 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, device: Option<String>) -> CmdResul
         .name("umwelt-meter".into())
         .spawn(move || {
             while !stop_meter.load(Ordering::Relaxed) {
-                let level = {
+                let reading = {
                     let st = meter_app.state::<AppState>();
                     let d = st.dictating.lock().unwrap_or_else(|p| p.into_inner());
-                    d.as_ref().map(|l| Level {
-                        peak: l.level(),
-                        seconds: l.seconds(),
+                    d.as_ref().map(|l| {
+                        let level = Level {
+                            peak: l.level(),
+                            seconds: l.seconds(),
+                        };
+                        (level, l.lost())
                     })
                 };
-                match level {
-                    Some(l) => {
-                        let _ = meter_app.emit(events::DICTATION_LEVEL, l);
+                match reading {
+                    Some((_, Some(lost))) => {
+                        let _ = finish(&meter_app, Some(lost));
+                        break;
+                    }
+                    Some((level, None)) => {
+                        let _ = meter_app.emit(events::DICTATION_LEVEL, level);
                     }
                     None => break,
                 }
@@ -159,6 +167,12 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, device: Option<String>) -> CmdResul
 
 /// Stop the dictation: the last words are transcribed and a draft is made (and announced).
 pub fn stop<R: Runtime>(app: &AppHandle<R>) -> CmdResult<Draft> {
+    finish(app, None)
+}
+
+/// Stop, with `why` it stopped when the user did not press Stop (the microphone was lost): the
+/// draft's announcement carries it.
+fn finish<R: Runtime>(app: &AppHandle<R>, why: Option<String>) -> CmdResult<Draft> {
     let state = app.state::<AppState>();
     let live = state
         .dictating
@@ -183,18 +197,27 @@ pub fn stop<R: Runtime>(app: &AppHandle<R>) -> CmdResult<Draft> {
             let _ = state
                 .runs
                 .record("dictation", now_ms(), t.elapsed().as_secs_f64() * 1e3);
+            let message = match (why, &draft.problem) {
+                (Some(why), Some(problem)) => Some(format!("{why} {problem}")),
+                (Some(why), None) => Some(format!("{why} What was recorded is kept below.")),
+                (None, problem) => problem.clone(),
+            };
             emit_state(
                 app,
                 DictationState {
                     draft: Some(draft.clone()),
-                    message: draft.problem.clone(),
+                    message,
                     ..DictationState::new(Phase::Ready)
                 },
             );
             Ok(draft)
         }
         Err(e) => {
-            emit_state(app, DictationState::failed(e.to_string()));
+            let message = match why {
+                Some(why) => format!("{why} {e}"),
+                None => e.to_string(),
+            };
+            emit_state(app, DictationState::failed(message));
             Err(e.into())
         }
     }

@@ -75,6 +75,12 @@ impl LiveDictation {
         self.recorder.device()
     }
 
+    /// Why the microphone stopped sending sound, if it did (unplugged): time to stop, keeping
+    /// what was captured ([`Recorder::lost`]).
+    pub fn lost(&self) -> Option<String> {
+        self.recorder.lost()
+    }
+
     /// The spool being written.
     pub fn spool_path(&self) -> &Path {
         self.recorder.spool_path()

@@ -7,7 +7,7 @@
 //! device that fails mid-recording (it was unplugged) ends the capture but keeps what was
 //! captured.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -46,7 +46,6 @@ pub fn input_devices() -> Result<Vec<InputDevice>> {
         .collect())
 }
 
-#[derive(Default)]
 struct Shared {
     /// Captured and not yet on disk.
     samples: Mutex<Vec<f32>>,
@@ -55,7 +54,33 @@ struct Shared {
     peak: std::sync::atomic::AtomicU32,
     failed: Mutex<Option<String>>,
     ended: AtomicBool,
+    started: Instant,
+    /// When the device last delivered a block (ms after `started`).
+    last_block_ms: AtomicU64,
 }
+
+impl Shared {
+    fn new() -> Shared {
+        Shared {
+            samples: Mutex::default(),
+            frames: AtomicUsize::new(0),
+            peak: Default::default(),
+            failed: Mutex::default(),
+            ended: AtomicBool::new(false),
+            started: Instant::now(),
+            last_block_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+}
+
+/// A microphone that has sent nothing for this long has stopped (it was unplugged, or its driver
+/// hung); a device that reported an error is taken as stopped after [`FAILED_SILENCE`].
+pub const STALL: Duration = Duration::from_secs(2);
+const FAILED_SILENCE: Duration = Duration::from_millis(500);
 
 /// A recording in progress.
 pub struct Recorder {
@@ -85,7 +110,7 @@ impl Recorder {
         spool_dir: &Path,
         tap: Option<mpsc::Sender<Vec<f32>>>,
     ) -> Result<Recorder> {
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::new());
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(u32, String)>>();
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
         let wanted = device.map(str::to_string);
@@ -176,6 +201,35 @@ impl Recorder {
     /// Peak level (0..1) of the latest block the device delivered, for a level meter.
     pub fn level(&self) -> f32 {
         f32::from_bits(self.shared.peak.load(Ordering::Relaxed))
+    }
+
+    /// Why the microphone stopped sending sound mid-recording, if it did: it reported an error
+    /// and went quiet, or it has sent nothing for [`STALL`] (unplugged, or its driver hung). What
+    /// was captured is kept; the caller should stop the recording and say why.
+    pub fn lost(&self) -> Option<String> {
+        let silent = Duration::from_millis(
+            self.shared
+                .now_ms()
+                .saturating_sub(self.shared.last_block_ms.load(Ordering::Relaxed)),
+        );
+        let failed = self
+            .shared
+            .failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match failed {
+            Some(e) if silent >= FAILED_SILENCE => Some(format!(
+                "the microphone '{}' stopped working ({e}); was it unplugged?",
+                self.device
+            )),
+            _ if silent >= STALL => Some(format!(
+                "the microphone '{}' has sent no sound for {} s; was it unplugged?",
+                self.device,
+                silent.as_secs()
+            )),
+            _ => None,
+        }
     }
 
     /// Wait until at least `seconds` of audio are in, the device ended, or `timeout` passed.
@@ -345,6 +399,9 @@ where
                 buf.push(x);
             }
             shared.peak.store(peak.to_bits(), Ordering::Relaxed);
+            shared
+                .last_block_ms
+                .store(shared.now_ms(), Ordering::Relaxed);
             shared
                 .frames
                 .fetch_add(data.len() / channels, Ordering::Relaxed);

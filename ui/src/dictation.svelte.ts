@@ -24,6 +24,8 @@ class Dictating {
   seconds = $state(0);
   drafts = $state<Draft[]>([]);
   error = $state<string | null>(null);
+  /** Why the last dictation ended without Stop, or why its draft has no text. */
+  notice = $state<string | null>(null);
   #savedTimer: ReturnType<typeof setTimeout> | undefined;
 
   async start(): Promise<UnlistenFn> {
@@ -37,6 +39,7 @@ class Dictating {
             this.level = 0;
             this.seconds = 0;
             this.error = null;
+            this.notice = null;
             break;
           case "transcribing":
             this.phase = "transcribing";
@@ -44,6 +47,7 @@ class Dictating {
           case "ready":
             this.phase = "idle";
             if (s.draft) this.#upsert(s.draft);
+            this.notice = s.message;
             break;
           case "failed":
             this.phase = "idle";
