@@ -81,12 +81,16 @@ impl Shared {
 /// hung); a device that reported an error is taken as stopped after [`FAILED_SILENCE`].
 pub const STALL: Duration = Duration::from_secs(2);
 const FAILED_SILENCE: Duration = Duration::from_millis(500);
+/// How long closing a device may take before its thread is left behind.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 /// A recording in progress.
 pub struct Recorder {
     shared: Arc<Shared>,
     stop: mpsc::Sender<()>,
     thread: Option<JoinHandle<()>>,
+    /// Told when the device is closed (its thread is about to end).
+    closed: mpsc::Receiver<()>,
     spooler: Option<JoinHandle<Result<PathBuf>>>,
     spool_done: mpsc::Sender<()>,
     spool_path: PathBuf,
@@ -113,6 +117,7 @@ impl Recorder {
         let shared = Arc::new(Shared::new());
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(u32, String)>>();
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let (closed_tx, closed_rx) = mpsc::channel::<()>();
         let wanted = device.map(str::to_string);
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -130,6 +135,7 @@ impl Recorder {
                 };
                 let _ = stop_rx.recv();
                 drop(stream);
+                let _ = closed_tx.send(());
             })
             .map_err(Error::io("starting the recording thread"))?;
         let (rate, device) = ready_rx
@@ -170,6 +176,7 @@ impl Recorder {
             shared,
             stop: stop_tx,
             thread: Some(thread),
+            closed: closed_rx,
             spooler: Some(spooler),
             spool_done: done_tx,
             spool_path,
@@ -220,11 +227,11 @@ impl Recorder {
             .clone();
         match failed {
             Some(e) if silent >= FAILED_SILENCE => Some(format!(
-                "the microphone '{}' stopped working ({e}); was it unplugged?",
+                "The microphone '{}' stopped working ({e}). Was it unplugged?",
                 self.device
             )),
             _ if silent >= STALL => Some(format!(
-                "the microphone '{}' has sent no sound for {} s; was it unplugged?",
+                "The microphone '{}' has sent no sound for {} s. Was it unplugged?",
                 self.device,
                 silent.as_secs()
             )),
@@ -249,10 +256,7 @@ impl Recorder {
     /// Stop: the rest of the audio goes to the spool, which is handed back. A device error
     /// mid-recording is not an error here: what came before it is kept.
     pub fn stop(mut self) -> Result<Recording> {
-        let _ = self.stop.send(());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.close_device();
         let _ = self.spool_done.send(());
         let spool =
             match self.spooler.take().map(|t| t.join()) {
@@ -286,6 +290,22 @@ impl Recorder {
         Ok(Recording { spool, seconds })
     }
 
+    /// Close the device. A driver that hangs (a device gone in a way its driver does not report)
+    /// can keep cpal's capture thread blocked: after [`CLOSE_WAIT`] the thread is left to end on
+    /// its own, and the recording is finished with what was captured.
+    fn close_device(&mut self) {
+        let _ = self.stop.send(());
+        if let Some(t) = self.thread.take() {
+            // Its sender goes when the thread ends, so a disconnect means it has ended too.
+            if !matches!(
+                self.closed.recv_timeout(CLOSE_WAIT),
+                Err(mpsc::RecvTimeoutError::Timeout)
+            ) {
+                let _ = t.join();
+            }
+        }
+    }
+
     /// Stop and read the whole recording back as 16 kHz mono (for short recordings and tests).
     pub fn stop_to_samples(self) -> Result<Vec<f32>> {
         let rec = self.stop()?;
@@ -297,10 +317,7 @@ impl Recorder {
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        let _ = self.stop.send(());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.close_device();
         let _ = self.spool_done.send(());
         if let Some(t) = self.spooler.take() {
             let _ = t.join();

@@ -23,8 +23,10 @@ export function speechRaw(dir, text) {
  * A microphone for ALSA: `$XDG_CONFIG_HOME/alsa/asoundrc` makes the default capture device read
  * a FIFO, and a writer feeds it the sentence and then silence at real-time pace, so the app
  * records as it would from a person. Every time the app opens the device the sentence starts again.
+ * With `hangAfterS`, the device goes quiet that many seconds after the sentence (it keeps the FIFO
+ * open and sends nothing, as an unplugged or hung device would) until stopped.
  */
-export function fifoMicrophone(dir, speech) {
+export function fifoMicrophone(dir, speech, { hangAfterS } = {}) {
   const fifo = path.join(dir, "mic.fifo");
   execFileSync("mkfifo", [fifo]);
   fs.mkdirSync(path.join(dir, "alsa"), { recursive: true });
@@ -46,7 +48,12 @@ pcm.umwelt_test_mic {
       const fd = await new Promise((resolve) => fs.open(fifo, "w", (err, fd) => resolve(err ? null : fd)));
       if (fd === null || stopped) break;
       const t0 = Date.now();
+      const hangAt = hangAfterS === undefined ? Infinity : Math.ceil(speech.length / chunk) + hangAfterS * 10;
       for (let i = 0; !stopped; i++) {
+        if (i >= hangAt) {
+          while (!stopped) await new Promise((r) => setTimeout(r, 100));
+          break;
+        }
         const start = i * chunk;
         const buf = start < speech.length ? Buffer.concat([speech.subarray(start, start + chunk), silence]).subarray(0, chunk) : silence;
         const ok = await new Promise((resolve) => fs.write(fd, buf, (err) => resolve(!err)));
