@@ -16,6 +16,7 @@ use umwelt::{Hit, Memory};
 use crate::commands::voice::SpeakingState;
 use crate::dictating::{DictationState, Level, Phase};
 use crate::error::CommandError;
+use crate::mic_check::MicrophoneLevel;
 
 /// The contents of `ui/src/bindings.ts`.
 pub fn typescript() -> String {
@@ -48,6 +49,7 @@ pub fn typescript() -> String {
         Phase::decl(),
         DictationState::decl(),
         Level::decl(),
+        MicrophoneLevel::decl(),
         Recovery::decl(),
     ] {
         out.push_str("export ");

@@ -112,6 +112,8 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, device: Option<String>) -> CmdResul
             .microphone
             .clone()
     });
+    // Settings' microphone check lets go of the device.
+    crate::mic_check::stop(app);
     let ears = ears(&state)?;
     let heard_app = app.clone();
     let live = state

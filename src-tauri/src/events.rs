@@ -17,3 +17,7 @@ pub const DICTATION_HEARD: &str = "dictation-heard";
 
 /// The microphone's level while dictating, ten times a second: payload `Level`.
 pub const DICTATION_LEVEL: &str = "dictation-level";
+
+/// Settings' microphone check, ten times a second and once when it ends: payload
+/// `MicrophoneLevel`.
+pub const MICROPHONE_LEVEL: &str = "microphone-level";

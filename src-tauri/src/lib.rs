@@ -17,6 +17,7 @@ pub mod commands;
 pub mod dictating;
 pub mod error;
 pub mod events;
+pub mod mic_check;
 pub mod perf;
 pub mod shortcut;
 pub mod state;
@@ -32,6 +33,8 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         memories::recall,
         memories::delete_memory,
         dictation::list_microphones,
+        dictation::start_microphone_check,
+        dictation::stop_microphone_check,
         dictation::start_dictation,
         dictation::stop_dictation,
         dictation::list_drafts,

@@ -26,6 +26,8 @@ pub struct AppState {
     pub dictating: Mutex<Option<LiveDictation>>,
     /// Stops the level meter of the dictation being recorded.
     pub meter_stop: Mutex<Option<Arc<AtomicBool>>>,
+    /// Set to end Settings' microphone check (`crate::mic_check`).
+    pub mic_check: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
     /// The holder whose notebook the window shows.
     pub scope: String,
     /// The app's own performance database: kept benchmark runs and real timings.
@@ -57,6 +59,7 @@ impl AppState {
             vad: Arc::new(LazyVad::new()),
             dictating: Mutex::new(None),
             meter_stop: Mutex::new(None),
+            mic_check: Mutex::new(None),
             scope: umwelt::store::DEFAULT_SCOPE.to_string(),
             runs: Arc::new(Runs::open(&data_dir.join("perf.sqlite"))?),
             bench: BenchState::default(),

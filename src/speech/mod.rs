@@ -14,6 +14,6 @@ pub mod wer;
 
 pub use dictation::{Dictation, Draft, LiveDictation, Recovery};
 pub use live::{Ears, Heard, Listener};
-pub use recorder::{InputDevice, Recorder, Recording};
+pub use recorder::{InputDevice, Monitor, Recorder, Recording};
 pub use transcriber::{Decoding, LazyTranscriber, Transcriber};
 pub use vad::{LazyVad, Vad};

@@ -5,7 +5,7 @@
 //! its callback hands samples to the `umwelt-spool` thread, which writes and flushes them every
 //! quarter second, so memory holds a quarter second of audio however long the recording. A
 //! device that fails mid-recording (it was unplugged) ends the capture but keeps what was
-//! captured.
+//! captured. A [`Monitor`] opens a device only to show its level (nothing is kept).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -57,11 +57,14 @@ struct Shared {
     started: Instant,
     /// When the device last delivered a block (ms after `started`).
     last_block_ms: AtomicU64,
+    /// Keep the samples (a recording) or only measure them (a level check).
+    keep: bool,
 }
 
 impl Shared {
-    fn new() -> Shared {
+    fn new(keep: bool) -> Shared {
         Shared {
+            keep,
             samples: Mutex::default(),
             frames: AtomicUsize::new(0),
             peak: Default::default(),
@@ -84,41 +87,25 @@ const FAILED_SILENCE: Duration = Duration::from_millis(500);
 /// How long closing a device may take before its thread is left behind.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
-/// A recording in progress.
-pub struct Recorder {
+/// An open input device: cpal's stream, on the `umwelt-mic` thread of its own (a stream is not
+/// `Send` on every platform), feeding `shared` until closed.
+struct OpenDevice {
     shared: Arc<Shared>,
     stop: mpsc::Sender<()>,
     thread: Option<JoinHandle<()>>,
     /// Told when the device is closed (its thread is about to end).
     closed: mpsc::Receiver<()>,
-    spooler: Option<JoinHandle<Result<PathBuf>>>,
-    spool_done: mpsc::Sender<()>,
-    spool_path: PathBuf,
     rate: u32,
-    device: String,
+    name: String,
 }
 
-/// A finished recording: its spool on disk.
-#[derive(Debug)]
-pub struct Recording {
-    pub spool: PathBuf,
-    pub seconds: f32,
-}
-
-impl Recorder {
-    /// Start capturing from the device named `device`, or the default input device, spooling
-    /// to a new file in `spool_dir`. With a `tap`, every chunk is also sent there once it is on
-    /// disk (at the device's rate, [`Recorder::rate`]); the sender is dropped when recording ends.
-    pub fn start(
-        device: Option<&str>,
-        spool_dir: &Path,
-        tap: Option<mpsc::Sender<Vec<f32>>>,
-    ) -> Result<Recorder> {
-        let shared = Arc::new(Shared::new());
+impl OpenDevice {
+    fn open(wanted: Option<&str>, keep: bool) -> Result<OpenDevice> {
+        let shared = Arc::new(Shared::new(keep));
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(u32, String)>>();
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
         let (closed_tx, closed_rx) = mpsc::channel::<()>();
-        let wanted = device.map(str::to_string);
+        let wanted = wanted.map(str::to_string);
         let s = shared.clone();
         let thread = std::thread::Builder::new()
             .name("umwelt-mic".into())
@@ -138,14 +125,133 @@ impl Recorder {
                 let _ = closed_tx.send(());
             })
             .map_err(Error::io("starting the recording thread"))?;
-        let (rate, device) = ready_rx
+        let (rate, name) = ready_rx
             .recv_timeout(Duration::from_secs(10))
             .map_err(|_| Error::Audio("the microphone did not start within 10 s".into()))??;
+        Ok(OpenDevice {
+            shared,
+            stop: stop_tx,
+            thread: Some(thread),
+            closed: closed_rx,
+            rate,
+            name,
+        })
+    }
+
+    /// Close the device. A driver that hangs (a device gone in a way its driver does not report)
+    /// can keep cpal's capture thread blocked: after [`CLOSE_WAIT`] the thread is left to end on
+    /// its own, and the recording is finished with what was captured.
+    fn close(&mut self) {
+        let _ = self.stop.send(());
+        if let Some(t) = self.thread.take() {
+            // Its sender goes when the thread ends, so a disconnect means it has ended too.
+            if !matches!(
+                self.closed.recv_timeout(CLOSE_WAIT),
+                Err(mpsc::RecvTimeoutError::Timeout)
+            ) {
+                let _ = t.join();
+            }
+        }
+    }
+
+    fn level(&self) -> f32 {
+        f32::from_bits(self.shared.peak.load(Ordering::Relaxed))
+    }
+
+    fn lost(&self) -> Option<String> {
+        let silent = Duration::from_millis(
+            self.shared
+                .now_ms()
+                .saturating_sub(self.shared.last_block_ms.load(Ordering::Relaxed)),
+        );
+        let failed = self
+            .shared
+            .failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match failed {
+            Some(e) if silent >= FAILED_SILENCE => Some(format!(
+                "The microphone '{}' stopped working ({e}). Was it unplugged?",
+                self.name
+            )),
+            _ if silent >= STALL => Some(format!(
+                "The microphone '{}' has sent no sound for {} s. Was it unplugged?",
+                self.name,
+                silent.as_secs()
+            )),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for OpenDevice {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// A microphone opened only to show its level (Settings' "Test"): nothing is kept or written.
+/// Closed when dropped.
+pub struct Monitor {
+    device: OpenDevice,
+}
+
+impl Monitor {
+    /// Open the device named `device`, or the default input device.
+    pub fn open(device: Option<&str>) -> Result<Monitor> {
+        Ok(Monitor {
+            device: OpenDevice::open(device, false)?,
+        })
+    }
+
+    /// Peak level (0..1) of the latest block the device delivered.
+    pub fn level(&self) -> f32 {
+        self.device.level()
+    }
+
+    /// The device actually used.
+    pub fn device(&self) -> &str {
+        &self.device.name
+    }
+
+    /// Why the device stopped sending sound, if it did ([`Recorder::lost`]).
+    pub fn lost(&self) -> Option<String> {
+        self.device.lost()
+    }
+}
+
+/// A recording in progress.
+pub struct Recorder {
+    mic: OpenDevice,
+    shared: Arc<Shared>,
+    spooler: Option<JoinHandle<Result<PathBuf>>>,
+    spool_done: mpsc::Sender<()>,
+    spool_path: PathBuf,
+}
+
+/// A finished recording: its spool on disk.
+#[derive(Debug)]
+pub struct Recording {
+    pub spool: PathBuf,
+    pub seconds: f32,
+}
+
+impl Recorder {
+    /// Start capturing from the device named `device`, or the default input device, spooling
+    /// to a new file in `spool_dir`. With a `tap`, every chunk is also sent there once it is on
+    /// disk (at the device's rate, [`Recorder::rate`]); the sender is dropped when recording ends.
+    pub fn start(
+        device: Option<&str>,
+        spool_dir: &Path,
+        tap: Option<mpsc::Sender<Vec<f32>>>,
+    ) -> Result<Recorder> {
+        let mut mic = OpenDevice::open(device, true)?;
+        let (shared, rate) = (mic.shared.clone(), mic.rate);
         let mut writer = match SpoolWriter::create(spool_dir, rate) {
             Ok(w) => w,
             Err(e) => {
-                let _ = stop_tx.send(());
-                let _ = thread.join();
+                mic.close();
                 return Err(e);
             }
         };
@@ -173,15 +279,11 @@ impl Recorder {
             })
             .map_err(Error::io("starting the spool thread"))?;
         Ok(Recorder {
+            mic,
             shared,
-            stop: stop_tx,
-            thread: Some(thread),
-            closed: closed_rx,
             spooler: Some(spooler),
             spool_done: done_tx,
             spool_path,
-            rate,
-            device,
         })
     }
 
@@ -192,51 +294,29 @@ impl Recorder {
 
     /// The sample rate of the device (and of the spool and the tap).
     pub fn rate(&self) -> u32 {
-        self.rate
+        self.mic.rate
     }
 
     /// The device actually used.
     pub fn device(&self) -> &str {
-        &self.device
+        &self.mic.name
     }
 
     /// Seconds of audio captured so far.
     pub fn captured_seconds(&self) -> f32 {
-        self.shared.frames.load(Ordering::Relaxed) as f32 / self.rate as f32
+        self.shared.frames.load(Ordering::Relaxed) as f32 / self.mic.rate as f32
     }
 
     /// Peak level (0..1) of the latest block the device delivered, for a level meter.
     pub fn level(&self) -> f32 {
-        f32::from_bits(self.shared.peak.load(Ordering::Relaxed))
+        self.mic.level()
     }
 
     /// Why the microphone stopped sending sound mid-recording, if it did: it reported an error
     /// and went quiet, or it has sent nothing for [`STALL`] (unplugged, or its driver hung). What
     /// was captured is kept; the caller should stop the recording and say why.
     pub fn lost(&self) -> Option<String> {
-        let silent = Duration::from_millis(
-            self.shared
-                .now_ms()
-                .saturating_sub(self.shared.last_block_ms.load(Ordering::Relaxed)),
-        );
-        let failed = self
-            .shared
-            .failed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        match failed {
-            Some(e) if silent >= FAILED_SILENCE => Some(format!(
-                "The microphone '{}' stopped working ({e}). Was it unplugged?",
-                self.device
-            )),
-            _ if silent >= STALL => Some(format!(
-                "The microphone '{}' has sent no sound for {} s. Was it unplugged?",
-                self.device,
-                silent.as_secs()
-            )),
-            _ => None,
-        }
+        self.mic.lost()
     }
 
     /// Wait until at least `seconds` of audio are in, the device ended, or `timeout` passed.
@@ -256,7 +336,7 @@ impl Recorder {
     /// Stop: the rest of the audio goes to the spool, which is handed back. A device error
     /// mid-recording is not an error here: what came before it is kept.
     pub fn stop(mut self) -> Result<Recording> {
-        self.close_device();
+        self.mic.close();
         let _ = self.spool_done.send(());
         let spool =
             match self.spooler.take().map(|t| t.join()) {
@@ -279,7 +359,7 @@ impl Recorder {
                 {
                     Some(e) => Error::Audio(format!(
                         "the microphone '{}' failed before any sound was captured: {e}",
-                        self.device
+                        self.mic.name
                     )),
                     None => {
                         Error::InvalidInput("the recording is empty: nothing was captured".into())
@@ -288,22 +368,6 @@ impl Recorder {
             );
         }
         Ok(Recording { spool, seconds })
-    }
-
-    /// Close the device. A driver that hangs (a device gone in a way its driver does not report)
-    /// can keep cpal's capture thread blocked: after [`CLOSE_WAIT`] the thread is left to end on
-    /// its own, and the recording is finished with what was captured.
-    fn close_device(&mut self) {
-        let _ = self.stop.send(());
-        if let Some(t) = self.thread.take() {
-            // Its sender goes when the thread ends, so a disconnect means it has ended too.
-            if !matches!(
-                self.closed.recv_timeout(CLOSE_WAIT),
-                Err(mpsc::RecvTimeoutError::Timeout)
-            ) {
-                let _ = t.join();
-            }
-        }
     }
 
     /// Stop and read the whole recording back as 16 kHz mono (for short recordings and tests).
@@ -317,7 +381,7 @@ impl Recorder {
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        self.close_device();
+        self.mic.close();
         let _ = self.spool_done.send(());
         if let Some(t) = self.spooler.take() {
             let _ = t.join();
@@ -413,7 +477,9 @@ where
             for frame in data.chunks_exact(channels) {
                 let x = frame.iter().map(|s| f32::from_sample(*s)).sum::<f32>() / channels as f32;
                 peak = peak.max(x.abs());
-                buf.push(x);
+                if shared.keep {
+                    buf.push(x);
+                }
             }
             shared.peak.store(peak.to_bits(), Ordering::Relaxed);
             shared

@@ -30,9 +30,9 @@ export const api = {
 };
 
 // Dictation: microphones, the live dictation and its drafts (src-tauri/src/commands/dictation.rs).
-import type { DictationState, Draft, Heard, Level } from "./bindings";
+import type { DictationState, Draft, Heard, Level, MicrophoneLevel } from "./bindings";
 
-export type { DictationState, Draft, Heard, Level };
+export type { DictationState, Draft, Heard, Level, MicrophoneLevel };
 
 /** A dictation started, stopped, has a draft ready, or failed (src-tauri/src/events.rs). */
 export function onDictationState(f: (s: DictationState) => void): Promise<UnlistenFn> {
@@ -49,8 +49,16 @@ export function onDictationLevel(f: (l: Level) => void): Promise<UnlistenFn> {
   return listen<Level>("dictation-level", (e) => f(e.payload));
 }
 
+/** Settings' microphone check: the level ten times a second, and once more when it ends. */
+export function onMicrophoneLevel(f: (l: MicrophoneLevel) => void): Promise<UnlistenFn> {
+  return listen<MicrophoneLevel>("microphone-level", (e) => f(e.payload));
+}
+
 export const dictationApi = {
   microphones: () => invoke<InputDevice[]>("list_microphones"),
+  /** Show `device`'s level (the chosen microphone's if null) without recording; its name. */
+  checkMicrophone: (device: string | null) => invoke<string>("start_microphone_check", { device }),
+  stopMicrophoneCheck: () => invoke<null>("stop_microphone_check"),
   /** The microphone chosen in Settings unless `device` names another. */
   start: (device?: string) => invoke<null>("start_dictation", { device: device ?? null }),
   stop: () => invoke<Draft>("stop_dictation"),

@@ -283,6 +283,24 @@ export type Level = {
  */
 peak: number, seconds: number, };
 
+export type MicrophoneLevel = { 
+/**
+ * The device being checked.
+ */
+device: string, 
+/**
+ * Peak of the latest block, 0..1.
+ */
+peak: number, 
+/**
+ * The check is over (stopped, timed out, or the device was lost).
+ */
+done: boolean, 
+/**
+ * Why it ended, when it was not stopped.
+ */
+problem: string | null, };
+
 export type Recovery = { 
 /**
  * Recordings that became drafts.

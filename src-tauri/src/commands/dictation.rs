@@ -16,6 +16,26 @@ pub async fn list_microphones() -> CmdResult<Vec<InputDevice>> {
     blocking(recorder::input_devices).await
 }
 
+/// Show the level of `device` (or the chosen microphone) as `microphone-level` events, without
+/// recording; resolves with the device's name.
+#[tauri::command]
+pub async fn start_microphone_check<R: Runtime>(
+    app: AppHandle<R>,
+    device: Option<String>,
+) -> CmdResult<String> {
+    tauri::async_runtime::spawn_blocking(move || crate::mic_check::start(&app, device))
+        .await
+        .map_err(|e| crate::error::CommandError::new("internal", e.to_string()))?
+}
+
+/// End the microphone check (resolves once the device is closed).
+#[tauri::command]
+pub async fn stop_microphone_check<R: Runtime>(app: AppHandle<R>) -> CmdResult<()> {
+    tauri::async_runtime::spawn_blocking(move || crate::mic_check::stop(&app))
+        .await
+        .map_err(|e| crate::error::CommandError::new("internal", e.to_string()))
+}
+
 /// Start dictating from `device` (or the microphone chosen in Settings, or the default).
 #[tauri::command]
 pub async fn start_dictation<R: Runtime>(
