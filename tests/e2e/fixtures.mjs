@@ -111,8 +111,34 @@ export async function launch(application, env) {
     async close() {
       await browser.deleteSession().catch(() => {});
       driver.kill();
+      // tauri-driver usually ends the app with the session, but not always: an app left running
+      // keeps this test file's output open, and the test runner waits for it for ever.
+      await killApps(application, env);
     },
   };
+}
+
+/** End every running `application` whose environment holds all of `env` (this test's app). */
+async function killApps(application, env) {
+  const wanted = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  const mine = () =>
+    fs.readdirSync("/proc").filter((pid) => {
+      if (!/^\d+$/.test(pid)) return false;
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/exe`) !== fs.realpathSync(application)) return false;
+        const environ = fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+        return wanted.every((w) => environ.includes(w));
+      } catch {
+        return false; // gone, or not ours to read
+      }
+    });
+  const until = Date.now() + 5000;
+  while (mine().length && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+  for (const pid of mine()) {
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {}
+  }
 }
 
 export function tempDir(prefix) {
