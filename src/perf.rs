@@ -44,23 +44,23 @@ pub fn threads() -> usize {
 /// [`LOAD_WINDOW`]; call [`watch_load`] ahead of time to start one). Elsewhere than Linux: every core.
 pub fn free_threads() -> usize {
     let cores = threads();
+    let mut last = LOAD.lock().unwrap_or_else(|p| p.into_inner());
+    let seen = *last;
+    let (prev, answer) = match seen {
+        Some(seen) => seen,
+        None => {
+            // Nothing to compare with: look over a short window now.
+            let Some(start) = cpu_load::sample() else {
+                return cores;
+            };
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            (start, cores)
+        }
+    };
     let Some(now) = cpu_load::sample() else {
         return cores;
     };
-    let mut last = LOAD.lock().unwrap_or_else(|p| p.into_inner());
-    let (prev, answer) = match *last {
-        Some((prev, answer)) => (prev, answer),
-        None => {
-            // Nothing to compare with: look over a short window now.
-            drop(last);
-            std::thread::sleep(std::time::Duration::from_millis(100));
-            let later = cpu_load::sample().unwrap_or(now);
-            let answer = cpu_load::free(&now, &later, cores).unwrap_or(cores);
-            *LOAD.lock().unwrap_or_else(|p| p.into_inner()) = Some((later, answer));
-            return answer;
-        }
-    };
-    if now.at.duration_since(prev.at) < LOAD_WINDOW {
+    if seen.is_some() && now.at.duration_since(prev.at) < LOAD_WINDOW {
         return answer;
     }
     let answer = cpu_load::free(&prev, &now, cores).unwrap_or(answer);

@@ -104,14 +104,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, device: Option<String>) -> CmdResul
             "a dictation is already being recorded: press Stop first",
         ));
     }
-    let device = device.or_else(|| {
-        state
-            .settings
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .microphone
-            .clone()
-    });
+    let device = state.microphone(device);
     // Settings' microphone check lets go of the device.
     crate::mic_check::stop(app);
     let ears = ears(&state)?;

@@ -40,14 +40,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, device: Option<String>) -> CmdResul
     }
     stop(app);
     let state = app.state::<AppState>();
-    let device = device.or_else(|| {
-        state
-            .settings
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .microphone
-            .clone()
-    });
+    let device = state.microphone(device);
     let monitor = Monitor::open(device.as_deref())?;
     let name = monitor.device().to_string();
     let stopped = Arc::new(AtomicBool::new(false));

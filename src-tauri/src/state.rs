@@ -135,6 +135,18 @@ impl AppState {
 }
 
 impl AppState {
+    /// The microphone to open: `device` if named, else the one chosen in Settings (`None`: the
+    /// system default).
+    pub fn microphone(&self, device: Option<String>) -> Option<String> {
+        device.or_else(|| {
+            self.settings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .microphone
+                .clone()
+        })
+    }
+
     /// Use the speech model the settings name from the next dictation on.
     pub fn use_speech_model(&self, model: umwelt::settings::SpeechModel) {
         self.transcriber

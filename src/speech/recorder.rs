@@ -224,7 +224,6 @@ impl Monitor {
 /// A recording in progress.
 pub struct Recorder {
     mic: OpenDevice,
-    shared: Arc<Shared>,
     spooler: Option<JoinHandle<Result<PathBuf>>>,
     spool_done: mpsc::Sender<()>,
     spool_path: PathBuf,
@@ -246,17 +245,11 @@ impl Recorder {
         spool_dir: &Path,
         tap: Option<mpsc::Sender<Vec<f32>>>,
     ) -> Result<Recorder> {
-        let mut mic = OpenDevice::open(device, true)?;
-        let (shared, rate) = (mic.shared.clone(), mic.rate);
-        let mut writer = match SpoolWriter::create(spool_dir, rate) {
-            Ok(w) => w,
-            Err(e) => {
-                mic.close();
-                return Err(e);
-            }
-        };
+        // On an error below, dropping `mic` closes the device.
+        let mic = OpenDevice::open(device, true)?;
+        let mut writer = SpoolWriter::create(spool_dir, mic.rate)?;
         let spool_path = writer.path().to_path_buf();
-        let s = shared.clone();
+        let s = mic.shared.clone();
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let spooler = std::thread::Builder::new()
             .name("umwelt-spool".into())
@@ -280,7 +273,6 @@ impl Recorder {
             .map_err(Error::io("starting the spool thread"))?;
         Ok(Recorder {
             mic,
-            shared,
             spooler: Some(spooler),
             spool_done: done_tx,
             spool_path,
@@ -304,7 +296,7 @@ impl Recorder {
 
     /// Seconds of audio captured so far.
     pub fn captured_seconds(&self) -> f32 {
-        self.shared.frames.load(Ordering::Relaxed) as f32 / self.mic.rate as f32
+        self.mic.shared.frames.load(Ordering::Relaxed) as f32 / self.mic.rate as f32
     }
 
     /// Peak level (0..1) of the latest block the device delivered, for a level meter.
@@ -326,7 +318,7 @@ impl Recorder {
         let t0 = Instant::now();
         while self.captured_seconds() < seconds
             && t0.elapsed() < timeout
-            && !self.shared.ended.load(Ordering::Relaxed)
+            && !self.mic.shared.ended.load(Ordering::Relaxed)
         {
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -351,6 +343,7 @@ impl Recorder {
             let _ = std::fs::remove_file(&spool);
             return Err(
                 match self
+                    .mic
                     .shared
                     .failed
                     .lock()

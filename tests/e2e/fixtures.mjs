@@ -141,6 +141,14 @@ async function killApps(application, env) {
   }
 }
 
+/** Wait until the live text under the Record button (heard while dictating) matches `re`. */
+export function waitForLiveText(browser, re, timeout, timeoutMsg = "nothing was heard") {
+  return browser.waitUntil(
+    async () => re.test(await browser.execute(() => document.querySelector("#live-text")?.textContent ?? "")),
+    { timeout, timeoutMsg },
+  );
+}
+
 export function tempDir(prefix) {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }

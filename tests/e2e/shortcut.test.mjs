@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { fifoMicrophone, launch, root, screenshot, speechRaw, tempDir } from "./fixtures.mjs";
+import { fifoMicrophone, launch, root, screenshot, speechRaw, tempDir, waitForLiveText } from "./fixtures.mjs";
 
 const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 let mic;
@@ -49,10 +49,7 @@ test("the global shortcut starts and stops a dictation, and the button shows it"
       timeout: 30_000,
       timeoutMsg: "the shortcut did not start a dictation",
     });
-    await browser.waitUntil(async () => /milk/i.test(await browser.execute(() => document.querySelector("#live-text")?.textContent ?? "")), {
-      timeout: 30_000,
-      timeoutMsg: "nothing was heard",
-    });
+    await waitForLiveText(browser, /milk/i, 30_000);
     keys("key", "ctrl+alt+space");
     const textarea = await browser.$("#drafts .draft textarea");
     await textarea.waitForDisplayed({ timeout: 60_000, timeoutMsg: "the second press did not stop it into a draft" });
@@ -70,10 +67,7 @@ test("hold-to-talk records while the keys are held and stops when they are let g
         timeout: 30_000,
         timeoutMsg: "holding the shortcut did not start a dictation",
       });
-      await browser.waitUntil(async () => /milk/i.test(await browser.execute(() => document.querySelector("#live-text")?.textContent ?? "")), {
-        timeout: 30_000,
-        timeoutMsg: "nothing was heard",
-      });
+      await waitForLiveText(browser, /milk/i, 30_000);
       assert.equal(await phase(browser), "listening", "still recording while held");
     } finally {
       keys("keyup", "ctrl+alt+space");

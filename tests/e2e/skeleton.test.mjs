@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { fifoMicrophone, launch, root, screenshot, speechRaw, tempDir } from "./fixtures.mjs";
+import { fifoMicrophone, launch, root, screenshot, speechRaw, tempDir, waitForLiveText } from "./fixtures.mjs";
 
 const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 // UMWELT_E2E_HOME lets tests/deb/test.sh find the data this run leaves behind.
@@ -46,14 +46,11 @@ test("dictate a note, see it appear while speaking, edit and save it, find it by
     await browser.waitUntil(async () => (await record.getAttribute("data-phase")) === "listening", { timeout: 30_000 });
     // The level meter moves and the words show up while the sentence is still being recorded.
     await (await browser.$("#level-meter")).waitForDisplayed({ timeout: 5_000 });
-    await browser
-      .waitUntil(async () => /milk/i.test(await browser.execute(() => document.querySelector("#live-text")?.textContent ?? "")), {
-        // The sentence takes 1.5 s to say; its text should follow within seconds, however busy
-        // WebKit and WebDriver keep the machine (whisper's threads follow the load).
-        timeout: 20_000,
-        timeoutMsg: "no text appeared while dictating",
-      })
-      .catch((e) => failed(e, "dictation-no-live-text.png"));
+    // The sentence takes 1.5 s to say; its text should follow within seconds, however busy
+    // WebKit and WebDriver keep the machine (whisper's threads follow the load).
+    await waitForLiveText(browser, /milk/i, 20_000, "no text appeared while dictating").catch((e) =>
+      failed(e, "dictation-no-live-text.png"),
+    );
     assert.equal(await record.getAttribute("data-phase"), "listening", "the text came before Stop");
     await screenshot(browser, "dictation-live.png");
     await record.click();
