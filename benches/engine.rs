@@ -46,7 +46,7 @@ fn engine(c: &mut Criterion) {
     ] {
         scenario(c, name, size, true);
     }
-    umwelt::perf::set_enabled(None);
+    umwelt::optimisations::set_enabled(None);
 }
 
 criterion_group! {

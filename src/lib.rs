@@ -13,19 +13,21 @@
 //! | [`voice`] | reading aloud: espeak-ng phonemes, Kokoro on ONNX Runtime, streamed playback |
 //! | [`audio`] | WAV files and resampling |
 //! | [`models`] | model manifest, resolver, whisper CTranslate2→GGML converter |
-//! | [`perf`] | the `UMWELT_PERF=off` switch |
+//! | [`optimisations`] | the `UMWELT_PERF=off` switch and the thread counts it tunes |
 //! | [`bench`] | the benchmark harness (scenarios, targets, p50/p95/p99) |
 //! | [`settings`] | the user's choices (voice, speed, speaker, microphone), one JSON file |
 //! | [`paths`] | where user data lives |
+//! | [`clock`] | the time the engine stores (Unix milliseconds) |
 
 pub mod audio;
 pub mod bench;
+pub mod clock;
 pub mod embed;
 pub mod error;
 pub mod lazy;
 pub mod models;
 pub mod paths;
-pub mod perf;
+pub mod optimisations;
 pub mod settings;
 pub mod speech;
 pub mod store;

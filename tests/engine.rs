@@ -5,9 +5,10 @@
 use std::sync::atomic::AtomicBool;
 
 use umwelt::bench::{Corpus, Rng};
-use umwelt::perf;
+use umwelt::optimisations;
 use umwelt::store::journal::{Stage, Turn};
-use umwelt::store::{now_ms, NewMemory, ReembedProgress};
+use umwelt::clock::now_ms;
+use umwelt::store::{NewMemory, ReembedProgress};
 use umwelt::Store;
 
 fn corpus(size: usize) -> (tempfile::TempDir, Corpus) {
@@ -29,7 +30,7 @@ fn both_recall_paths_reach_the_index_and_agree_with_the_plain_path() {
         let q = rng.vector();
         let session = format!("session-{}", i % 50);
         for s in [None, Some(session.as_str())] {
-            perf::set_enabled(Some(true));
+            optimisations::set_enabled(Some(true));
             let before = store.recall_stats();
             let fast: Vec<i64> = store
                 .recall_vector(&q, "bench", s, 10, c.now)
@@ -42,7 +43,7 @@ fn both_recall_paths_reach_the_index_and_agree_with_the_plain_path() {
                 before.indexed + 1,
                 "recall with session {s:?} must use the index"
             );
-            perf::set_enabled(Some(false));
+            optimisations::set_enabled(Some(false));
             let plain: Vec<i64> = store
                 .recall_vector(&q, "bench", s, 10, c.now)
                 .unwrap()
@@ -54,13 +55,13 @@ fn both_recall_paths_reach_the_index_and_agree_with_the_plain_path() {
             assert_eq!(fast.len(), 10);
         }
     }
-    perf::set_enabled(None);
+    optimisations::set_enabled(None);
 }
 
 #[test]
 fn writes_after_the_index_is_loaded_are_found_and_deletes_are_gone() {
     let _g = SWITCH.lock().unwrap();
-    perf::set_enabled(Some(true));
+    optimisations::set_enabled(Some(true));
     let (_d, c) = corpus(500);
     let store = Store::open(&c.path).unwrap();
     let mut rng = Rng::new(11);
@@ -98,7 +99,7 @@ fn writes_after_the_index_is_loaded_are_found_and_deletes_are_gone() {
         .unwrap()
         .iter()
         .all(|h| h.memory.id != id));
-    perf::set_enabled(None);
+    optimisations::set_enabled(None);
 }
 
 #[test]

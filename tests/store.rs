@@ -89,7 +89,7 @@ fn recency_breaks_ties_between_equally_close_memories() {
     let (_dir, db) = common::temp_db();
     let store = Store::open(&db).unwrap();
     let day = 86_400_000;
-    let now = umwelt::store::now_ms();
+    let now = umwelt::clock::now_ms();
     let v = store
         .embedder()
         .get()
@@ -175,7 +175,7 @@ fn recall_reaches_the_vector_index_with_and_without_a_session() {
     store.recall("groceries", "me", None, 3).unwrap();
     store.recall("groceries", "me", Some("s1"), 3).unwrap();
     let after = store.recall_stats();
-    let optimised = umwelt::perf::enabled();
+    let optimised = umwelt::optimisations::enabled();
     assert_eq!(
         after.indexed - before.indexed,
         if optimised { 2 } else { 0 }

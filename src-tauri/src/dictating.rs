@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use umwelt::speech::{Draft, Ears, Heard};
-use umwelt::store::now_ms;
+use umwelt::clock::now_ms;
 
 use crate::error::{CmdResult, CommandError};
 use crate::events;

@@ -70,7 +70,7 @@ pub fn run() {
             let state = state::AppState::open(umwelt::paths::data_dir())?;
             let _ = state.runs.record(
                 "startup",
-                umwelt::store::now_ms(),
+                umwelt::clock::now_ms(),
                 started.elapsed().as_secs_f64() * 1e3,
             );
             let (handle, handle2) = (app.handle().clone(), app.handle().clone());

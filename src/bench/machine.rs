@@ -58,7 +58,7 @@ impl Machine {
             .unwrap_or_else(|| "unknown".into());
         Machine {
             cpu,
-            threads: crate::perf::threads(),
+            threads: crate::optimisations::threads(),
             memory_gib: (mem_kib / 1024.0 / 1024.0 * 10.0).round() / 10.0,
             os,
             profile: if cfg!(debug_assertions) {
@@ -70,7 +70,7 @@ impl Machine {
             sqlite_vec,
             onnxruntime: "1.31.1".into(),
             whisper_cpp: whisper_rs_version(),
-            perf: if crate::perf::enabled() {
+            perf: if crate::optimisations::enabled() {
                 "on".into()
             } else {
                 "off (UMWELT_PERF=off)".into()

@@ -11,10 +11,11 @@ use super::{
 };
 use crate::embed::{Embedder, LazyEmbedder, EMBED_DIM};
 use crate::error::{Error, Result};
-use crate::perf;
+use crate::optimisations;
 use crate::speech::Transcriber;
 use crate::store::journal::{Stage, Turn};
-use crate::store::{now_ms, NewMemory, Store};
+use crate::clock::now_ms;
+use crate::store::{NewMemory, Store};
 use crate::voice::{self, Output, SpeakOptions, Speaker};
 
 const SCOPE: &str = "bench";
@@ -410,7 +411,7 @@ pub fn run(
             total: steps.len(),
         });
         let rows = run_one(&mut ctx, info, *size);
-        perf::set_enabled(None);
+        optimisations::set_enabled(None);
         match rows {
             Ok(rows) => report.results.extend(rows),
             Err(_) if ctx.cancelled() => break,
@@ -452,7 +453,7 @@ impl Prepared {
             .ok_or_else(|| Error::InvalidInput(format!("there is no scenario '{name}'")))?;
         let never = Box::leak(Box::new(AtomicBool::new(false)));
         let mut ctx = Ctx::new(3, None, never)?;
-        perf::set_enabled(Some(optimised));
+        optimisations::set_enabled(Some(optimised));
         let mut p = prepare(&mut ctx, info, size)?;
         p._dir = Some(ctx.dir);
         Ok(p)
@@ -755,7 +756,7 @@ fn run_one(ctx: &mut Ctx, info: &ScenarioInfo, size: usize) -> Result<Vec<Measur
     let mut rows = Vec::new();
     let mut ids: Vec<Vec<Vec<i64>>> = Vec::new();
     for &on in modes {
-        perf::set_enabled(Some(on));
+        optimisations::set_enabled(Some(on));
         let mut p = prepare(ctx, info, size)?;
         for w in 0..p.warmup {
             (p.step)(usize::MAX - w)?;

@@ -256,7 +256,7 @@ fn run(cli: Cli) -> umwelt::Result<()> {
             let how = speech::Decoding {
                 beam,
                 fallback: !no_fallback,
-                adapt_context: !full_context && umwelt::perf::enabled(),
+                adapt_context: !full_context && umwelt::optimisations::enabled(),
                 ..Default::default()
             };
             let t0 = std::time::Instant::now();

@@ -202,7 +202,7 @@ impl Dictation {
             Err(e) => (String::new(), Some(format!("transcription failed: {e}"))),
         };
         let draft = Draft {
-            created_at: id.parse().unwrap_or_else(|_| crate::store::now_ms()),
+            created_at: id.parse().unwrap_or_else(|_| crate::clock::now_ms()),
             id,
             audio_path: wav.to_string_lossy().into_owned(),
             text,

@@ -76,7 +76,7 @@ pub struct Listener {
 impl Listener {
     pub fn new(vad: &Arc<Vad>, transcriber: Arc<Transcriber>, decoding: Decoding) -> Listener {
         // Whisper's thread count follows the machine's load; start measuring it now.
-        crate::perf::watch_load();
+        crate::optimisations::watch_load();
         Listener {
             segmenter: Segmenter::new(vad),
             transcriber,
@@ -119,7 +119,7 @@ impl Listener {
     pub fn refresh_partial(&mut self) -> Result<bool> {
         // The speaker paused: make the segment's final text now, so that Stop finds it ready.
         // (An optimisation: `UMWELT_PERF=off` waits for Stop.)
-        if let Some((a, b)) = self.segmenter.settled().filter(|_| crate::perf::enabled()) {
+        if let Some((a, b)) = self.segmenter.settled().filter(|_| crate::optimisations::enabled()) {
             if self.settled.as_ref().is_none_or(|s| (s.0, s.1) != (a, b)) {
                 let open = self.segmenter.open().expect("settled implies open");
                 let text = self

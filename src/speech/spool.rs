@@ -37,7 +37,7 @@ impl SpoolWriter {
             "creating the recordings folder {}",
             dir.display()
         )))?;
-        let stamp = crate::store::now_ms();
+        let stamp = crate::clock::now_ms();
         let mut path = dir.join(format!("{stamp}.{EXT}"));
         let mut n = 1;
         while path.exists() {

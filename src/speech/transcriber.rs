@@ -7,7 +7,7 @@ use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextPar
 use crate::audio::SAMPLE_RATE;
 use crate::error::{Error, Result};
 use crate::lazy::Lazy;
-use crate::{models, perf};
+use crate::{models, optimisations};
 
 /// Peak amplitude under which a recording is taken to be silence (about -50 dBFS).
 pub const SILENCE_PEAK: f32 = 0.003;
@@ -112,8 +112,8 @@ impl Transcriber {
         } else {
             params.set_language(Some("en"));
         }
-        params.set_n_threads(if perf::enabled() {
-            perf::free_threads() as i32
+        params.set_n_threads(if optimisations::enabled() {
+            optimisations::free_threads() as i32
         } else {
             1
         });
@@ -222,7 +222,7 @@ impl Default for Decoding {
         Decoding {
             beam: DEFAULT_BEAM,
             fallback: true,
-            adapt_context: perf::enabled(),
+            adapt_context: optimisations::enabled(),
             vocabulary: String::new(),
             language: None,
             lead_in_s: LEAD_IN_S,

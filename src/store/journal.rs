@@ -16,7 +16,7 @@ use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::perf;
+use crate::optimisations;
 
 /// How long an acknowledged append may wait before it is on disk.
 pub const DEBOUNCE: Duration = Duration::from_millis(25);
@@ -122,7 +122,7 @@ impl Journal {
             stop: AtomicBool::new(false),
             conn: Mutex::new(conn),
         });
-        let thread = if perf::enabled() {
+        let thread = if optimisations::enabled() {
             let s = shared.clone();
             Some(
                 std::thread::Builder::new()

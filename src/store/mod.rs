@@ -24,14 +24,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::clock::now_ms;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use crate::embed::{LazyEmbedder, EMBED_DIM, EMBED_MODEL_ID};
 use crate::error::{Error, Result};
-use crate::perf;
+use crate::optimisations;
 use index::VecIndex;
 use journal::{Journal, Message, Turn};
 
@@ -140,14 +140,6 @@ pub(crate) fn register_sqlite_vec() {
             rusqlite::ffi::sqlite3_auto_extension(Some(init));
         }
     });
-}
-
-/// Unix time in milliseconds.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
@@ -375,7 +367,7 @@ impl Store {
             return Ok(Vec::new());
         };
         let pool = (k * 4).max(50);
-        let nearest: Vec<(i64, f32, i64)> = if perf::enabled() {
+        let nearest: Vec<(i64, f32, i64)> = if optimisations::enabled() {
             self.indexed.fetch_add(1, Ordering::Relaxed);
             let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
             if !indexes.contains_key(&holder) {
@@ -456,7 +448,7 @@ impl Store {
         let Some(holder) = self.holder_id(scope)? else {
             return Ok(());
         };
-        if perf::enabled()
+        if optimisations::enabled()
             && !self
                 .indexes
                 .lock()

@@ -37,7 +37,7 @@ pub use playback::output_devices;
 
 use crate::error::{Error, Result};
 use crate::lazy::Lazy;
-use crate::perf;
+use crate::optimisations;
 use playback::{PlayState, StreamSource};
 use text::Phraser;
 
@@ -201,7 +201,7 @@ impl Speaker {
 
         let synth_state = state.clone();
         let synth_cancel = cancel.clone();
-        let streaming = output != Output::Collect && perf::enabled();
+        let streaming = output != Output::Collect && optimisations::enabled();
         let synth = std::thread::Builder::new()
             .name("umwelt-voice".into())
             .spawn(move || {

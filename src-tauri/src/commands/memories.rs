@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use tauri::State;
-use umwelt::store::now_ms;
+use umwelt::clock::now_ms;
 use umwelt::{Hit, Memory, MemoryId};
 
 use super::blocking;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Runtime, State};
 use umwelt::settings::Settings;
 use umwelt::store::journal::{Stage, Turn};
-use umwelt::store::now_ms;
+use umwelt::clock::now_ms;
 use umwelt::voice::{self, Output, SpeechReport, VoiceInfo};
 
 use super::blocking;
