@@ -9,6 +9,7 @@
 //! real model is the thing measured. Each retrieval scenario runs twice in the same process,
 //! with the optimisations on and off, and reports how often the two agree.
 
+mod corpus;
 pub mod dictation;
 pub mod machine;
 mod report;
@@ -19,32 +20,11 @@ use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
+pub use corpus::{Corpus, Rng};
 pub use machine::Machine;
 pub use report::{compare, render_compare, render_markdown, render_table, Delta};
 pub use runs::{RunSummary, Runs, TimingSeries};
-pub use scenarios::{plan, Corpus, Prepared, Rng, SCENARIOS};
-
-/// One scenario's definition: name, what it answers, whether it needs a model, and its target.
-#[derive(Debug, Clone, Copy)]
-pub struct ScenarioInfo {
-    pub name: &'static str,
-    pub answers: &'static str,
-    pub needs_model: bool,
-    /// Target p50 in milliseconds, per size where it depends on size (size 0: any).
-    pub targets: &'static [(usize, f64)],
-    /// Sizes to run when none are asked for.
-    pub default_sizes: &'static [usize],
-    pub iterations: usize,
-}
-
-impl ScenarioInfo {
-    pub fn target_for(&self, size: usize) -> Option<f64> {
-        self.targets
-            .iter()
-            .find(|(s, _)| *s == size || *s == 0)
-            .map(|t| t.1)
-    }
-}
+pub use scenarios::{default_suite, find, plan, suite, Prepared, Scenario, Suite, SUITES};
 
 /// A scenario as the dashboard lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,10 +36,10 @@ pub struct ScenarioView {
     pub default_sizes: Vec<usize>,
 }
 
-/// Every scenario, for a UI.
+/// Every scenario of the default suite, for a UI.
 pub fn scenarios() -> Vec<ScenarioView> {
-    SCENARIOS
-        .iter()
+    default_suite()
+        .scenarios()
         .map(|s| ScenarioView {
             name: s.name.into(),
             answers: s.answers.into(),
@@ -192,14 +172,15 @@ pub fn command_for(config: &BenchConfig) -> String {
     c
 }
 
-/// Run the scenarios `config` names. `progress` is called before each step; `cancel` is checked
-/// between iterations, and a cancelled run returns what it measured so far.
+/// Run the scenarios of the default suite that `config` names. `progress` is called before each
+/// step; `cancel` is checked between iterations, and a cancelled run returns what it measured so
+/// far. Another suite runs through [`Suite::run`].
 pub fn run(
     config: &BenchConfig,
     progress: &mut dyn FnMut(&Progress),
     cancel: &AtomicBool,
 ) -> crate::Result<Report> {
-    scenarios::run(config, progress, cancel)
+    default_suite().run(config, progress, cancel)
 }
 
 /// Read a report from JSON, with a clear message for anything that is not one.

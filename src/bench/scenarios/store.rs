@@ -1,0 +1,205 @@
+//! The memory store: recall, remember, re-embed, forget, opening, history and the turn log.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use super::{prepared, time, timed, Ctx, Prepared, Sample, Scenario};
+use crate::bench::corpus::{Rng, SCOPE, SESSIONS};
+use crate::clock::now_ms;
+use crate::embed::LazyEmbedder;
+use crate::error::{Error, Result};
+use crate::store::journal::{Stage, Turn};
+use crate::store::{NewMemory, Store};
+
+const K: usize = 10;
+
+pub(super) const SCENARIOS: &[Scenario] = &[
+    Scenario::new(
+        "recall",
+        "retrieval narrowed to one session",
+        |ctx, size| recall(ctx, size, true),
+    )
+    .targets(&[(10_000, 0.3)])
+    .sizes(&[1_000, 10_000])
+    .corpus_sized()
+    .both_ways(),
+    Scenario::new(
+        "recall_nofilter",
+        "retrieval across every session: what production calls",
+        |ctx, size| recall(ctx, size, false),
+    )
+    .targets(&[(10_000, 1.0), (100_000, 6.0)])
+    .sizes(&[1_000, 10_000])
+    .corpus_sized()
+    .both_ways(),
+    Scenario::new(
+        "remember",
+        "writing one memory and indexing it (vector given)",
+        remember,
+    )
+    .targets(&[(10_000, 0.06)])
+    .sizes(&[10_000])
+    .corpus_sized(),
+    Scenario::new(
+        "reembed",
+        "re-embedding every memory (vectors given)",
+        reembed,
+    )
+    .targets(&[(10_000, 200.0)])
+    .sizes(&[10_000])
+    .iterations(5)
+    .corpus_sized(),
+    Scenario::new(
+        "forget",
+        "deleting a scope and all that hangs off it",
+        forget,
+    )
+    .sizes(&[10_000])
+    .iterations(5)
+    .corpus_sized(),
+    Scenario::new(
+        "startup",
+        "opening the store and wiring recall (model not loaded)",
+        startup,
+    )
+    .targets(&[(0, 1.0)])
+    .sizes(&[10_000])
+    .corpus_sized(),
+    Scenario::new(
+        "history",
+        "appending one message to a session of 2 000",
+        history,
+    )
+    .targets(&[(2_000, 0.005)])
+    .sizes(&[2_000])
+    .both_ways(),
+    Scenario::new("turnlog", "writing one turn down", turnlog)
+        .targets(&[(0, 0.02)])
+        .both_ways(),
+];
+
+/// Top-10 recall of a random query vector, in one session (`filtered`) or across all.
+fn recall(ctx: &mut Ctx, size: usize, filtered: bool) -> Result<Prepared> {
+    let corpus = ctx.corpus(size)?;
+    let now = corpus.now;
+    let store = Store::open(&corpus.path)?;
+    prepared(ctx.warmup, move |i| {
+        let mut rng = Rng::new(1000 + (i % 100_000) as u64);
+        let q = rng.vector();
+        let session = format!("session-{}", i % SESSIONS);
+        let (ms, hits) =
+            time(|| store.recall_vector(&q, SCOPE, filtered.then_some(session.as_str()), K, now))?;
+        Ok(Sample {
+            ms,
+            ids: Some(hits.iter().map(|h| h.memory.id).collect()),
+        })
+    })
+}
+
+fn remember(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
+    let path = ctx.fresh("remember");
+    ctx.corpus(size)?.copy_to(&path)?;
+    let store = Store::open(&path)?;
+    let mut rng = Rng::new(7);
+    prepared(ctx.warmup, move |i| {
+        let v = rng.vector();
+        let text = format!("a new memory, number {i}");
+        let session = format!("session-{}", i % SESSIONS);
+        let m = NewMemory {
+            scope: SCOPE,
+            session: &session,
+            text: &text,
+            embed_model: Some("random"),
+            ..Default::default()
+        };
+        timed(time(|| store.remember_with_vector(&m, &v))?.0)
+    })
+}
+
+fn reembed(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
+    let path = ctx.fresh("reembed");
+    ctx.corpus(size)?.copy_to(&path)?;
+    let store = Store::open(&path)?;
+    let mut rng = Rng::new(9);
+    let pool: Vec<Vec<f32>> = (0..size.clamp(1, 4096)).map(|_| rng.vector()).collect();
+    prepared(1, move |i| {
+        let embed = |texts: &[&str]| {
+            Ok(texts
+                .iter()
+                .enumerate()
+                .map(|(j, _)| pool[j % pool.len()].clone())
+                .collect())
+        };
+        let model = format!("bench-model-{i}");
+        timed(
+            time(|| store.reembed_all(&model, 512, &embed, &mut |_| {}, &AtomicBool::new(false)))?
+                .0,
+        )
+    })
+}
+
+fn forget(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
+    let corpus_path = ctx.corpus(size)?.path.clone();
+    let dir = ctx.dir.path().to_path_buf();
+    prepared(1, move |i| {
+        let path = dir.join(format!("forget-{i}.sqlite"));
+        std::fs::copy(&corpus_path, &path).map_err(Error::io("copying the bench corpus"))?;
+        let store = Store::open(&path)?;
+        let (ms, gone) = time(|| store.forget(SCOPE))?;
+        if gone != size {
+            return Err(Error::InvalidInput(format!(
+                "forget removed {gone} of {size} memories"
+            )));
+        }
+        drop(store);
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+        }
+        timed(ms)
+    })
+}
+
+fn startup(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
+    let path = ctx.corpus(size.max(1))?.path.clone();
+    prepared(ctx.warmup, move |_| {
+        let (ms, store) = time(|| Store::open_with(&path, Arc::new(LazyEmbedder::new())))?;
+        if store.embedder().is_loaded() {
+            return Err(Error::InvalidInput("startup loaded the model".into()));
+        }
+        timed(ms)
+    })
+}
+
+/// A store whose session `s` holds `size` messages (history and turn log).
+fn session_of(ctx: &Ctx, name: &str, size: usize) -> Result<Store> {
+    let store = Store::open(ctx.fresh(name))?;
+    for i in 0..size {
+        store.append_message(SCOPE, "s", "user", &format!("message {i} of the session"))?;
+    }
+    store.flush()?;
+    Ok(store)
+}
+
+fn history(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
+    let store = session_of(ctx, "history", size)?;
+    prepared(ctx.warmup, move |i| {
+        let text = format!("one more message, {i}");
+        timed(time(|| store.append_message(SCOPE, "s", "assistant", &text))?.0)
+    })
+}
+
+fn turnlog(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
+    let store = session_of(ctx, "turnlog", size)?;
+    prepared(ctx.warmup, move |_| {
+        let turn = Turn {
+            user_text: "what did I need from the shop?".into(),
+            reply_text: "You wanted to buy milk.".into(),
+            stages: vec![Stage {
+                stage: "recall".into(),
+                ms: 0.4,
+            }],
+            at: now_ms(),
+        };
+        timed(time(|| store.log_turn(SCOPE, "s", turn))?.0)
+    })
+}
