@@ -1,0 +1,226 @@
+//! The command line: every command and flag (clap), nothing run here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use umwelt::store::DEFAULT_SCOPE;
+use umwelt::{speech, voice};
+
+#[derive(Parser)]
+#[command(
+    name = "umwelt-cli",
+    version,
+    about = "Umwelt's memory engine from the command line"
+)]
+pub struct Cli {
+    /// The memory file to use (default: the app's own, under the user's data directory).
+    #[arg(long, global = true)]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Remember a text.
+    Remember(RememberArgs),
+    /// Find memories by meaning (blended with recency).
+    Recall(RecallArgs),
+    /// List memories, newest first.
+    List(ListArgs),
+    /// Forget one memory by id.
+    Delete(DeleteArgs),
+    /// Transcribe a WAV file (any rate, mono or stereo) and print the text.
+    Transcribe(TranscribeArgs),
+    /// Dictate from the microphone: spooled to disk as it is recorded, then transcribed and
+    /// remembered. Records for --seconds (or until killed: the spool is recovered next time).
+    Record(RecordArgs),
+    /// Turn recordings a crash or a kill left behind into memories.
+    Recover(RecoverArgs),
+    /// Read a text aloud with the local voice (Kokoro), or write it to a WAV file.
+    Speak(SpeakArgs),
+    /// List the voices (and, with --devices, the output devices).
+    Voices(VoicesArgs),
+    /// Word error rate of whisper on the committed dictation set, for one way of decoding.
+    Wer(WerArgs),
+    /// Run the benchmark harness (on generated data in a temporary folder, never your memories).
+    Bench(BenchArgs),
+    /// Model files: check them, or convert whisper to GGML (used by scripts/setup-models.sh).
+    Models {
+        #[command(subcommand)]
+        command: ModelsCommand,
+    },
+}
+
+#[derive(Args)]
+pub struct RememberArgs {
+    #[arg(long, default_value = DEFAULT_SCOPE)]
+    pub scope: String,
+    #[arg(long, default_value = "")]
+    pub session: String,
+    pub text: String,
+}
+
+#[derive(Args)]
+pub struct RecallArgs {
+    #[arg(long, default_value = DEFAULT_SCOPE)]
+    pub scope: String,
+    /// Only this session.
+    #[arg(long)]
+    pub session: Option<String>,
+    #[arg(long, default_value_t = 5)]
+    pub k: usize,
+    #[arg(long)]
+    pub json: bool,
+    pub query: String,
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    #[arg(long, default_value = DEFAULT_SCOPE)]
+    pub scope: String,
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct DeleteArgs {
+    pub id: i64,
+}
+
+#[derive(Args)]
+pub struct TranscribeArgs {
+    /// Whisper's full 30 s audio context instead of one sized to the clip.
+    #[arg(long)]
+    pub full_context: bool,
+    /// No temperature fallback.
+    #[arg(long)]
+    pub no_fallback: bool,
+    /// Beam width (1 = greedy).
+    #[arg(long, default_value_t = speech::transcriber::DEFAULT_BEAM)]
+    pub beam: u8,
+    /// Print how long whisper took.
+    #[arg(long)]
+    pub time: bool,
+    pub file: PathBuf,
+}
+
+#[derive(Args)]
+pub struct RecordArgs {
+    #[arg(long)]
+    pub device: Option<String>,
+    #[arg(long)]
+    pub seconds: Option<f32>,
+    /// Where recordings go (default: the app's own recordings folder).
+    #[arg(long)]
+    pub recordings: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct RecoverArgs {
+    #[arg(long)]
+    pub recordings: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct SpeakArgs {
+    /// A voice id (see `umwelt-cli voices`).
+    #[arg(long, default_value = voice::DEFAULT_VOICE)]
+    pub voice: String,
+    /// 0.5 (slow) to 2.0 (fast).
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f32,
+    /// Write a 24 kHz WAV file instead of playing.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Play on this output device (see `umwelt-cli voices --devices`); default: the system's.
+    #[arg(long)]
+    pub device: Option<String>,
+    pub text: String,
+}
+
+#[derive(Args)]
+pub struct VoicesArgs {
+    #[arg(long)]
+    pub devices: bool,
+}
+
+#[derive(Args)]
+pub struct WerArgs {
+    /// formant (espeak-ng), neural (Kokoro) or both.
+    #[arg(long, default_value = "both")]
+    pub kind: String,
+    /// Beam width (1 = greedy).
+    #[arg(long, default_value_t = speech::transcriber::DEFAULT_BEAM)]
+    pub beam: u8,
+    /// No temperature fallback.
+    #[arg(long)]
+    pub no_fallback: bool,
+    /// Whisper's full 30 s audio context instead of one sized to the clip.
+    #[arg(long)]
+    pub full_context: bool,
+    /// Pass the set's vocabulary line as whisper's initial prompt.
+    #[arg(long)]
+    pub prompt: bool,
+    /// No silence in front of each clip (whisper as it comes).
+    #[arg(long)]
+    pub no_lead_in: bool,
+    /// Only the first N utterances.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// A GGML whisper model file (default: tiny.en).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Print each utterance heard wrongly.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Only the scenarios that need no model.
+    #[arg(long)]
+    pub fast: bool,
+    /// Scenarios to run, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub scenario: Vec<String>,
+    /// Corpus sizes for the retrieval and write scenarios, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<usize>,
+    /// Measured iterations per scenario (default 30; fewer for whole-store rewrites).
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// Keep the numbers: write the report as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Print the results as Markdown tables (the format of docs/PERFORMANCE.md).
+    #[arg(long)]
+    pub markdown: bool,
+    /// Compare with an earlier report (JSON) and print before and after side by side.
+    #[arg(long)]
+    pub compare: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum ModelsCommand {
+    /// Verify every model file the app loads against the manifest.
+    Check,
+    /// Convert a CTranslate2 whisper model to a GGML file for whisper.cpp.
+    ConvertWhisper(ConvertWhisperArgs),
+}
+
+#[derive(Args)]
+pub struct ConvertWhisperArgs {
+    #[arg(long)]
+    pub ct2: PathBuf,
+    /// `mel_80.npy` from openai-whisper's `mel_filters.npz`.
+    #[arg(long)]
+    pub mel: PathBuf,
+    /// `gpt2.tiktoken` (English-only models) from openai-whisper.
+    #[arg(long)]
+    pub vocab: PathBuf,
+    #[arg(long)]
+    pub out: PathBuf,
+}

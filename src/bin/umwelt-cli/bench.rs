@@ -1,0 +1,61 @@
+//! `bench`: the benchmark harness on generated data, its report printed and kept.
+
+use umwelt::{bench, Error, Result};
+
+use crate::args::BenchArgs;
+
+pub fn bench(a: BenchArgs) -> Result<()> {
+    let before = match &a.compare {
+        Some(p) => Some(bench::parse_report(&std::fs::read_to_string(p).map_err(
+            |e| Error::Io {
+                context: format!("reading {}", p.display()),
+                source: e,
+            },
+        )?)?),
+        None => None,
+    };
+    let config = bench::BenchConfig {
+        scenarios: a.scenario,
+        sizes: a.sizes,
+        fast: a.fast,
+        iterations: a.iterations,
+        warmup: None,
+    };
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let report = bench::run(
+        &config,
+        &mut |p| {
+            if !p.scenario.is_empty() {
+                eprintln!(
+                    "[{}/{}] {} (size {})",
+                    p.done + 1,
+                    p.total,
+                    p.scenario,
+                    p.size
+                );
+            }
+        },
+        &cancel,
+    )?;
+    if a.markdown {
+        print!("{}", bench::render_markdown(&report));
+    } else {
+        print!("{}", bench::render_table(&report));
+    }
+    if let Some(b) = before {
+        println!("\nbefore → after ({}):", a.compare.unwrap().display());
+        print!("{}", bench::render_compare(&b, &report));
+    }
+    if let Some(p) = a.json {
+        std::fs::write(
+            &p,
+            serde_json::to_string_pretty(&report).expect("serialisable"),
+        )
+        .map_err(|e| Error::Io {
+            context: format!("writing {}", p.display()),
+            source: e,
+        })?;
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}
