@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use machine::Machine;
 pub use report::{compare, render_compare, render_markdown, render_table, Delta};
-pub use runs::{RunSummary, Runs, TimingSeries};
+pub use runs::{RunSummary, Runs, TimingKind, TimingSeries};
 pub use scenarios::{plan, Corpus, Prepared, Rng, SCENARIOS};
 
 /// One scenario's definition: name, what it answers, whether it needs a model, and its target.
@@ -48,7 +48,7 @@ impl ScenarioInfo {
 
 /// A scenario as the dashboard lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct ScenarioView {
     pub name: String,
     pub answers: String,
@@ -71,7 +71,7 @@ pub fn scenarios() -> Vec<ScenarioView> {
 
 /// What to run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct BenchConfig {
     /// Scenario names; empty means all (or all that need no model, with `fast`).
     pub scenarios: Vec<String>,
@@ -86,7 +86,7 @@ pub struct BenchConfig {
 
 /// One row of results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Measurement {
     pub scenario: String,
     /// Corpus size (memories, texts or messages; 0 where it does not apply).
@@ -107,11 +107,10 @@ pub struct Measurement {
 
 /// A whole run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Report {
     /// Format marker, so a foreign JSON file is told apart.
     pub format: String,
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub started_at: i64,
     pub machine: Machine,
     /// The `umwelt-cli bench …` command that reproduces this run.
@@ -124,7 +123,7 @@ pub const REPORT_FORMAT: &str = "umwelt-bench/1";
 
 /// Progress while a run goes on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Progress {
     pub scenario: String,
     pub size: usize,
