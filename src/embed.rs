@@ -51,7 +51,11 @@ pub fn ort_environment() -> Result<ort::environment::Environment> {
 /// An ONNX Runtime session for the model file at `model` (`name` for messages), with every core
 /// when the optimisations are on. A file ONNX Runtime refuses is [`Error::ModelCorrupt`].
 pub fn ort_session(model: &Path, name: &str) -> Result<Session> {
-    ort_session_threads(model, name, optimisations::enabled().then(optimisations::threads))
+    ort_session_threads(
+        model,
+        name,
+        optimisations::enabled().then(optimisations::threads),
+    )
 }
 
 /// As [`ort_session`], with `threads` intra-op threads (`None`: ONNX Runtime's default). A model

@@ -12,7 +12,7 @@ use crate::voice;
 
 /// Everything the user can set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 #[serde(default)]
 pub struct Settings {
     /// Voice id for reading aloud (`af_heart`).
@@ -37,7 +37,7 @@ pub struct Settings {
 
 /// Which whisper model transcribes dictation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub enum SpeechModel {
     /// English only, fastest (the default).
     #[default]
@@ -60,7 +60,7 @@ impl SpeechModel {
 
 /// How the global shortcut records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ShortcutMode {
     /// Press to start, press again to stop.

@@ -2,20 +2,38 @@
 //! already says what happened and what to do, and a kind the UI can branch on.
 
 use serde::Serialize;
-use ts_rs::TS;
 
-#[derive(Debug, Clone, Serialize, TS)]
+/// What kind of failure it was; the UI decides where to show it by this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// What the user gave cannot be used (shown beside the field it came from).
+    Input,
+    /// What was asked for does not exist (any more).
+    NotFound,
+    /// A model file is missing, damaged or would not load.
+    Model,
+    /// The microphone or the speaker failed.
+    Audio,
+    /// Something else holds what was asked for (a dictation, a benchmark): the message says what.
+    Busy,
+    /// The user cancelled it.
+    Cancelled,
+    /// A fault of the app or the machine (the disk, the database).
+    Internal,
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct CommandError {
-    /// `input`, `not_found`, `model`, `audio`, `busy` or `internal`.
-    pub kind: String,
+    pub kind: ErrorKind,
     /// A sentence for the user.
     pub message: String,
 }
 
 impl CommandError {
-    pub fn new(kind: &str, message: impl Into<String>) -> CommandError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> CommandError {
         CommandError {
-            kind: kind.into(),
+            kind,
             message: message.into(),
         }
     }
@@ -25,12 +43,12 @@ impl From<umwelt::Error> for CommandError {
     fn from(e: umwelt::Error) -> CommandError {
         use umwelt::Error::*;
         let kind = match &e {
-            InvalidInput(_) => "input",
-            NotFound(_) => "not_found",
-            ModelMissing { .. } | ModelCorrupt { .. } | ModelLoad { .. } => "model",
-            Audio(_) => "audio",
-            Cancelled => "cancelled",
-            Db(_) | Io { .. } => "internal",
+            InvalidInput(_) => ErrorKind::Input,
+            NotFound(_) => ErrorKind::NotFound,
+            ModelMissing { .. } | ModelCorrupt { .. } | ModelLoad { .. } => ErrorKind::Model,
+            Audio(_) => ErrorKind::Audio,
+            Cancelled => ErrorKind::Cancelled,
+            Db(_) | Io { .. } => ErrorKind::Internal,
         };
         CommandError::new(kind, e.to_string())
     }

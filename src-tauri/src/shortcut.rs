@@ -1,34 +1,36 @@
 //! The global dictation shortcut (Tauri's global-shortcut plugin): toggle, or push-to-talk
 //! (record while held). Registered at start-up and again whenever the settings change.
 
-use tauri::{AppHandle, Manager, Runtime};
-use tauri_plugin_global_shortcut::{GlobalShortcut, GlobalShortcutExt, ShortcutState};
-use umwelt::settings::{Settings, ShortcutMode};
+use std::sync::OnceLock;
 
-use crate::dictating;
+use tauri::{AppHandle, Manager, Runtime};
+use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
+use umwelt::settings::ShortcutMode;
+
 use crate::state::AppState;
 
 /// The plugin, with the handler every registered shortcut calls.
 pub fn plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
     tauri_plugin_global_shortcut::Builder::new()
         .with_handler(|app, _shortcut, event| {
-            let mode = app
-                .state::<AppState>()
+            let state = app.state::<AppState>();
+            let mode = state
                 .settings
                 .lock()
                 .map(|s| s.shortcut_mode)
                 .unwrap_or_default();
+            let microphone = &state.microphone;
             match (mode, event.state()) {
-                (ShortcutMode::Toggle, ShortcutState::Pressed) => dictating::toggle(app),
-                (ShortcutMode::PushToTalk, ShortcutState::Pressed) => {
-                    if !dictating::is_listening(app) {
-                        dictating::toggle(app);
-                    }
+                (ShortcutMode::Toggle, ShortcutState::Pressed) => microphone.toggle(),
+                (ShortcutMode::PushToTalk, ShortcutState::Pressed)
+                    if !microphone.is_dictating() =>
+                {
+                    microphone.toggle()
                 }
-                (ShortcutMode::PushToTalk, ShortcutState::Released) => {
-                    if dictating::is_listening(app) {
-                        dictating::stop_in_background(app);
-                    }
+                (ShortcutMode::PushToTalk, ShortcutState::Released)
+                    if microphone.is_dictating() =>
+                {
+                    microphone.stop_in_background()
                 }
                 _ => {}
             }
@@ -36,20 +38,40 @@ pub fn plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
         .build()
 }
 
-/// Register the shortcut the settings name (replacing any other). A shortcut that cannot be
-/// parsed or is taken by another program is an error for the user; dictation still works from
-/// the Record button.
-pub fn apply<R: Runtime>(app: &AppHandle<R>, settings: &Settings) -> Result<(), String> {
-    if app.try_state::<GlobalShortcut<R>>().is_none() {
-        return Ok(()); // no plugin (tests on the mock runtime)
+type Register = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// Registers the shortcut with the system: bound to the plugin once the app runs (not on the
+/// mock runtime of the tests, where registering does nothing).
+#[derive(Default)]
+pub struct Shortcut(OnceLock<Register>);
+
+impl Shortcut {
+    /// Register through `app`'s global-shortcut plugin from now on.
+    pub fn bind<R: Runtime>(&self, app: &AppHandle<R>) {
+        let app = app.clone();
+        let _ = self.0.set(Box::new(move |keys: &str| {
+            let gs = app.global_shortcut();
+            if let Err(e) = gs.unregister_all() {
+                eprintln!("umwelt: the old shortcut could not be unregistered: {e}");
+            }
+            if keys.is_empty() {
+                return Ok(());
+            }
+            gs.register(keys).map_err(|e| {
+                format!(
+                    "the shortcut '{keys}' could not be registered ({e}); choose another in Settings"
+                )
+            })
+        }));
     }
-    let gs = app.global_shortcut();
-    let _ = gs.unregister_all();
-    let keys = settings.shortcut.trim();
-    if keys.is_empty() {
-        return Ok(());
+
+    /// Register `keys` (replacing any other; empty: none). A shortcut that cannot be parsed or
+    /// is taken by another program is an error for the user; dictation still works from the
+    /// Record button.
+    pub fn apply(&self, keys: &str) -> Result<(), String> {
+        match self.0.get() {
+            Some(register) => register(keys.trim()),
+            None => Ok(()),
+        }
     }
-    gs.register(keys).map_err(|e| {
-        format!("the shortcut '{keys}' could not be registered ({e}); choose another in Settings")
-    })
 }

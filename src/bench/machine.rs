@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// The machine and build a run happened on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Machine {
     pub cpu: String,
     pub threads: usize,

@@ -23,12 +23,12 @@ use serde::{Deserialize, Serialize};
 pub use corpus::{Corpus, Rng};
 pub use machine::Machine;
 pub use report::{compare, render_compare, render_markdown, render_table, Delta};
-pub use runs::{RunSummary, Runs, TimingSeries};
+pub use runs::{RunSummary, Runs, TimingKind, TimingSeries};
 pub use scenarios::{default_suite, find, plan, suite, Prepared, Scenario, Suite, SUITES};
 
 /// A scenario as the dashboard lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct ScenarioView {
     pub name: String,
     pub answers: String,
@@ -51,7 +51,7 @@ pub fn scenarios() -> Vec<ScenarioView> {
 
 /// What to run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct BenchConfig {
     /// Scenario names; empty means all (or all that need no model, with `fast`).
     pub scenarios: Vec<String>,
@@ -66,7 +66,7 @@ pub struct BenchConfig {
 
 /// One row of results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Measurement {
     pub scenario: String,
     /// Corpus size (memories, texts or messages; 0 where it does not apply).
@@ -87,11 +87,10 @@ pub struct Measurement {
 
 /// A whole run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Report {
     /// Format marker, so a foreign JSON file is told apart.
     pub format: String,
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub started_at: i64,
     pub machine: Machine,
     /// The `umwelt-cli bench …` command that reproduces this run.
@@ -104,7 +103,7 @@ pub const REPORT_FORMAT: &str = "umwelt-bench/1";
 
 /// Progress while a run goes on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Progress {
     pub scenario: String,
     pub size: usize,

@@ -6,7 +6,7 @@ use super::{Measurement, Report};
 
 /// One scenario's change between two runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Delta {
     pub scenario: String,
     pub size: usize,

@@ -13,11 +13,9 @@ use crate::error::{Error, Result};
 
 /// A kept run, as the run list shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct RunSummary {
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub id: i64,
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub started_at: i64,
     pub command: String,
     pub rows: usize,
@@ -25,17 +23,51 @@ pub struct RunSummary {
     pub origin: String,
 }
 
+/// A kind of real operation whose time the app records (stored by its snake_case name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
+pub enum TimingKind {
+    /// Opening the app: the memory file, settings and the performance database.
+    Startup,
+    /// A search from the search box.
+    Recall,
+    /// Stop → the draft of a dictation.
+    Dictation,
+    /// A reply read aloud, to its first sound.
+    Speak,
+}
+
+impl TimingKind {
+    /// Every kind, in the order the dashboard shows them.
+    pub const ALL: [TimingKind; 4] = [
+        TimingKind::Startup,
+        TimingKind::Recall,
+        TimingKind::Dictation,
+        TimingKind::Speak,
+    ];
+
+    /// The name stored in `perf.sqlite`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimingKind::Startup => "startup",
+            TimingKind::Recall => "recall",
+            TimingKind::Dictation => "dictation",
+            TimingKind::Speak => "speak",
+        }
+    }
+}
+
 /// The timings of one kind of real operation, summarised, with the latest samples to chart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct TimingSeries {
-    pub kind: String,
+    pub kind: TimingKind,
     pub count: usize,
     pub p50_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
     /// `(unix ms, milliseconds)`, oldest first, at most the latest 500.
-    #[cfg_attr(feature = "ts", ts(type = "Array<[number, number]>"))]
     pub samples: Vec<(i64, f64)>,
 }
 
@@ -54,7 +86,7 @@ const SCHEMA: &str = "
     );
     CREATE TABLE IF NOT EXISTS timing (
         id   INTEGER PRIMARY KEY,
-        kind TEXT NOT NULL,        -- startup | recall | transcribe | ...
+        kind TEXT NOT NULL,        -- TimingKind::as_str: startup | recall | dictation | speak
         at   INTEGER NOT NULL,
         ms   REAL NOT NULL
     );
@@ -147,30 +179,30 @@ impl Runs {
     }
 
     /// Record how long one real operation took.
-    pub fn record(&self, kind: &str, at: i64, ms: f64) -> Result<()> {
+    pub fn record(&self, kind: TimingKind, at: i64, ms: f64) -> Result<()> {
         self.conn()
             .prepare_cached("INSERT INTO timing(kind, at, ms) VALUES (?1, ?2, ?3)")?
-            .execute(params![kind, at, ms])?;
+            .execute(params![kind.as_str(), at, ms])?;
         Ok(())
     }
 
     /// The timings of `kind`: percentiles over all of them, and the latest 500 to chart.
-    pub fn timings(&self, kind: &str) -> Result<TimingSeries> {
+    pub fn timings(&self, kind: TimingKind) -> Result<TimingSeries> {
         let conn = self.conn();
         let mut all: Vec<f64> = conn
             .prepare_cached("SELECT ms FROM timing WHERE kind = ?1")?
-            .query_map([kind], |r| r.get(0))?
+            .query_map([kind.as_str()], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         let mut samples: Vec<(i64, f64)> = conn
             .prepare_cached(
                 "SELECT at, ms FROM timing WHERE kind = ?1 ORDER BY at DESC, id DESC LIMIT 500",
             )?
-            .query_map([kind], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .query_map([kind.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         samples.reverse();
         all.sort_by(f64::total_cmp);
         Ok(TimingSeries {
-            kind: kind.into(),
+            kind,
             count: all.len(),
             p50_ms: percentile(&all, 50.0),
             p95_ms: percentile(&all, 95.0),
@@ -238,16 +270,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
         for i in 1..=100 {
-            runs.record("recall", i, i as f64).unwrap();
+            runs.record(TimingKind::Recall, i, i as f64).unwrap();
         }
-        runs.record("startup", 5, 42.0).unwrap();
-        let t = runs.timings("recall").unwrap();
+        runs.record(TimingKind::Startup, 5, 42.0).unwrap();
+        let t = runs.timings(TimingKind::Recall).unwrap();
         assert_eq!(
             (t.count, t.p50_ms, t.p95_ms, t.p99_ms),
             (100, 50.0, 95.0, 99.0)
         );
         assert_eq!(t.samples.first(), Some(&(1, 1.0)));
-        assert_eq!(runs.timings("startup").unwrap().count, 1);
-        assert_eq!(runs.timings("never").unwrap().count, 0);
+        assert_eq!(runs.timings(TimingKind::Startup).unwrap().count, 1);
+        assert_eq!(runs.timings(TimingKind::Speak).unwrap().count, 0);
     }
 }

@@ -26,13 +26,13 @@ use crate::audio::{StreamResampler, WavSink, SAMPLE_RATE};
 use crate::error::{Error, Result};
 use crate::speech::live::{self, Ears, Heard};
 use crate::speech::spool::{self, SpoolReader};
-use crate::speech::Recorder;
+use crate::speech::{Recorder, Recording};
 use crate::store::{Memory, NewMemory, Store};
 
 /// A dictation not yet saved: its recording and the text heard, to be read, edited and saved
 /// (or discarded).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Draft {
     /// The recording's name (the time it started, in ms).
     pub id: String,
@@ -42,7 +42,6 @@ pub struct Draft {
     pub text: String,
     pub seconds: f32,
     /// When it was recorded (ms since the epoch).
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub created_at: i64,
     /// Why there is no text (transcription failed, nothing was heard): offer Retry.
     pub problem: Option<String>,
@@ -90,6 +89,22 @@ impl LiveDictation {
     pub fn wait_for(&self, seconds: f32, timeout: std::time::Duration) -> bool {
         self.recorder.wait_for(seconds, timeout)
     }
+
+    /// The fast half of [`Dictation::stop`]: close the microphone (within the recorder's stall
+    /// time, even if the device hangs) and flush the spool; the listener is still finishing.
+    pub fn close(self) -> ClosedDictation {
+        ClosedDictation {
+            recording: self.recorder.stop(),
+            listening: self.listening,
+        }
+    }
+}
+
+/// A dictation whose microphone is closed, its last words still being transcribed: hand it to
+/// [`Dictation::finish`].
+pub struct ClosedDictation {
+    recording: Result<Recording>,
+    listening: JoinHandle<Result<String>>,
 }
 
 impl Dictation {
@@ -123,12 +138,17 @@ impl Dictation {
     /// Stop: the last words are transcribed, the recording is kept as WAV, and the text becomes
     /// a draft. A transcription that failed leaves a draft with the reason and the audio.
     pub fn stop(&self, live: LiveDictation) -> Result<Draft> {
-        let recording = live.recorder.stop();
-        let heard = match live.listening.join() {
+        self.finish(live.close())
+    }
+
+    /// The slow half of [`Dictation::stop`], after [`LiveDictation::close`] let go of the
+    /// microphone: wait for the last words, keep the WAV, write the draft.
+    pub fn finish(&self, closed: ClosedDictation) -> Result<Draft> {
+        let heard = match closed.listening.join() {
             Ok(r) => r,
             Err(_) => Err(Error::Audio("the listening thread crashed".into())),
         };
-        let recording = recording?;
+        let recording = closed.recording?;
         let wav = self.spool_to_wav(&recording.spool)?;
         self.write_draft(&recording.spool, &wav, recording.seconds, heard)
     }
@@ -376,7 +396,7 @@ impl Dictation {
 
 /// What [`Dictation::recover`] found.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Recovery {
     /// Recordings that became drafts.
     pub recovered: Vec<Draft>,

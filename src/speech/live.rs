@@ -23,7 +23,7 @@ pub const PARTIAL_STEP_S: f32 = 0.5;
 
 /// What has been heard of a dictation so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Heard {
     /// The final text of every segment finished so far.
     pub text: String,
@@ -119,7 +119,11 @@ impl Listener {
     pub fn refresh_partial(&mut self) -> Result<bool> {
         // The speaker paused: make the segment's final text now, so that Stop finds it ready.
         // (An optimisation: `UMWELT_PERF=off` waits for Stop.)
-        if let Some((a, b)) = self.segmenter.settled().filter(|_| crate::optimisations::enabled()) {
+        if let Some((a, b)) = self
+            .segmenter
+            .settled()
+            .filter(|_| crate::optimisations::enabled())
+        {
             if self.settled.as_ref().is_none_or(|s| (s.0, s.1) != (a, b)) {
                 let open = self.segmenter.open().expect("settled implies open");
                 let text = self

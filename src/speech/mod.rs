@@ -12,7 +12,7 @@ pub mod transcriber;
 pub mod vad;
 pub mod wer;
 
-pub use dictation::{Dictation, Draft, LiveDictation, Recovery};
+pub use dictation::{ClosedDictation, Dictation, Draft, LiveDictation, Recovery};
 pub use live::{Ears, Heard, Listener};
 pub use recorder::{InputDevice, Monitor, Recorder, Recording};
 pub use transcriber::{Decoding, LazyTranscriber, Transcriber};

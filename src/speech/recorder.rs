@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 /// An input device the user can pick.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct InputDevice {
     pub name: String,
     pub is_default: bool,

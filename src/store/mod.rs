@@ -20,11 +20,11 @@ mod index;
 pub mod journal;
 mod schema;
 
+use crate::clock::now_ms;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
-use crate::clock::now_ms;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -53,15 +53,13 @@ pub type MemoryId = i64;
 
 /// One remembered text, as the user sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Memory {
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub id: MemoryId,
     pub text: String,
     pub scope: String,
     pub session: String,
     /// Unix time in milliseconds.
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub created_at: i64,
     /// `typed` or `dictated`.
     pub source: String,
@@ -71,7 +69,7 @@ pub struct Memory {
 
 /// A recalled memory and why it ranked where it did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Hit {
     pub memory: Memory,
     /// Cosine similarity to the query, -1..1.
@@ -107,7 +105,7 @@ pub struct RecallStats {
 
 /// Progress of re-embedding, for a UI to show.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct ReembedProgress {
     pub done: usize,
     pub total: usize,

@@ -186,7 +186,7 @@ impl VoiceStyle {
 
 /// A voice the user can choose.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct VoiceInfo {
     /// `af_heart`
     pub id: String,

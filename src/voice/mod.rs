@@ -59,7 +59,7 @@ const EDGE_SILENCE: f32 = 0.004;
 
 /// How to speak.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct SpeakOptions {
     /// A voice id from [`voices`] (`af_heart`).
     pub voice: String,
@@ -89,7 +89,7 @@ pub enum Output {
 
 /// What one spoken reply took.
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct SpeechReport {
     /// From `speak` to the first synthesised sample taken by the output (none if nothing played).
     pub first_audio_ms: Option<f64>,
@@ -111,7 +111,6 @@ pub struct SpeechReport {
     pub total_ms: f64,
     /// The audio (24 kHz mono) for [`Output::Paced`] and [`Output::Collect`]; empty for a device.
     #[serde(skip)]
-    #[cfg_attr(feature = "ts", ts(skip))]
     pub samples: Vec<f32>,
 }
 

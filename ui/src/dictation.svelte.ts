@@ -2,21 +2,12 @@
 // draft editors and the header. State comes from the backend's events, so the global shortcut
 // and the button show the same thing.
 import type { UnlistenFn } from "@tauri-apps/api/event";
-import {
-  dictationApi,
-  errorMessage,
-  onDictationHeard,
-  onDictationLevel,
-  onDictationState,
-  type Draft,
-  type Heard,
-  type Memory,
-} from "./api";
+import { commands, errorMessage, events, on, type Draft, type Heard, type Memory } from "./api";
 
-export type Phase = "idle" | "starting" | "listening" | "transcribing" | "saved";
+export type RecordPhase = "idle" | "starting" | "listening" | "transcribing" | "saved";
 
 class Dictating {
-  phase = $state<Phase>("idle");
+  phase = $state<RecordPhase>("idle");
   device = $state<string | null>(null);
   heard = $state<Heard | null>(null);
   /** Peak level, 0..1, and seconds recorded. */
@@ -30,7 +21,7 @@ class Dictating {
 
   async start(): Promise<UnlistenFn> {
     const offs = await Promise.all([
-      onDictationState((s) => {
+      on(events.dictationState, (s) => {
         switch (s.phase) {
           case "listening":
             this.phase = "listening";
@@ -57,8 +48,8 @@ class Dictating {
             this.phase = "idle";
         }
       }),
-      onDictationHeard((h) => (this.heard = h)),
-      onDictationLevel((l) => {
+      on(events.dictationHeard, (h) => (this.heard = h)),
+      on(events.dictationLevel, (l) => {
         this.level = l.peak;
         this.seconds = l.seconds;
       }),
@@ -69,7 +60,7 @@ class Dictating {
 
   async loadDrafts() {
     try {
-      this.drafts = await dictationApi.drafts();
+      this.drafts = await commands.listDrafts();
     } catch (e) {
       this.error = errorMessage(e);
     }
@@ -85,7 +76,7 @@ class Dictating {
     if (this.phase === "idle" || this.phase === "saved") {
       this.phase = "starting";
       try {
-        await dictationApi.start();
+        await commands.startDictation(null);
       } catch (e) {
         this.phase = "idle";
         this.error = errorMessage(e);
@@ -93,7 +84,7 @@ class Dictating {
     } else if (this.phase === "listening") {
       this.phase = "transcribing";
       try {
-        this.#upsert(await dictationApi.stop());
+        this.#upsert(await commands.stopDictation());
         this.phase = "idle";
       } catch (e) {
         this.phase = "idle";
@@ -104,7 +95,7 @@ class Dictating {
 
   async save(id: string, text: string): Promise<Memory | null> {
     try {
-      const m = await dictationApi.save(id, text);
+      const m = await commands.saveDraft(id, text);
       this.drafts = this.drafts.filter((d) => d.id !== id);
       this.phase = "saved";
       clearTimeout(this.#savedTimer);
@@ -120,7 +111,7 @@ class Dictating {
 
   async discard(id: string) {
     try {
-      await dictationApi.discard(id);
+      await commands.discardDraft(id);
       this.drafts = this.drafts.filter((d) => d.id !== id);
     } catch (e) {
       this.error = errorMessage(e);
@@ -129,7 +120,7 @@ class Dictating {
 
   async retry(id: string) {
     try {
-      this.#upsert(await dictationApi.retry(id));
+      this.#upsert(await commands.retryDraft(id));
     } catch (e) {
       this.error = errorMessage(e);
     }

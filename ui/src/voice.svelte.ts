@@ -5,7 +5,7 @@
 // button whose key is `voice.current` shows Stop. A new reply stops the one before (the backend
 // does that), so pressing another button simply takes over.
 import type { UnlistenFn } from "@tauri-apps/api/event";
-import { errorMessage, onSpeaking, voiceApi, type Settings, type SpeechReport } from "./api";
+import { commands, errorMessage, events, on, type Settings, type SpeechReport } from "./api";
 
 /** The key of the settings view's "Try it" button: its errors show in the settings view. */
 export const TRY_IT = "try";
@@ -39,7 +39,7 @@ class Voice {
 
   /** Listen to the `speaking` event and load the settings; returns the unlisten function. */
   async start(): Promise<UnlistenFn> {
-    const unlisten = await onSpeaking((s) => {
+    const unlisten = await on(events.speaking, (s) => {
       this.announced = s.speaking;
       if (s.speaking) this.text = s.text;
       if (s.report) {
@@ -48,7 +48,7 @@ class Voice {
       }
     });
     try {
-      this.settings = await voiceApi.settings();
+      this.settings = await commands.getSettings();
     } catch (e) {
       this.error = { key: "settings", message: errorMessage(e) };
     }
@@ -70,7 +70,7 @@ class Voice {
     this.current = key;
     this.error = null;
     try {
-      const report = await voiceApi.speak(text);
+      const report = await commands.speak(text);
       this.lastReport = report;
       if (report.first_audio_ms !== null) this.firstSoundMs = report.first_audio_ms;
     } catch (e) {
@@ -86,7 +86,7 @@ class Voice {
     this.#seq++;
     this.current = null;
     try {
-      await voiceApi.stop();
+      await commands.stopSpeaking();
     } catch (e) {
       this.error = { key: "stop", message: errorMessage(e) };
     }

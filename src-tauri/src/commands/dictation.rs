@@ -1,17 +1,18 @@
-//! Dictation: microphones, start and stop, and the drafts a dictation leaves to be read, edited
-//! and saved. The work is in the engine and `crate::dictating`.
+//! Dictation: microphones, the level check, start and stop, and the drafts a dictation leaves to
+//! be read, edited and saved. The microphone's owner (`crate::managers::microphone`) and the
+//! engine do the work.
 
-use tauri::{AppHandle, Runtime, State};
+use tauri::State;
 use umwelt::speech::{recorder, Draft, InputDevice};
 use umwelt::Memory;
 
 use super::blocking;
-use crate::dictating;
 use crate::error::CmdResult;
 use crate::state::AppState;
 
 /// The microphones the system offers.
 #[tauri::command]
+#[specta::specta]
 pub async fn list_microphones() -> CmdResult<Vec<InputDevice>> {
     blocking(recorder::input_devices).await
 }
@@ -19,44 +20,46 @@ pub async fn list_microphones() -> CmdResult<Vec<InputDevice>> {
 /// Show the level of `device` (or the chosen microphone) as `microphone-level` events, without
 /// recording; resolves with the device's name.
 #[tauri::command]
-pub async fn start_microphone_check<R: Runtime>(
-    app: AppHandle<R>,
+#[specta::specta]
+pub async fn start_microphone_check(
+    state: State<'_, AppState>,
     device: Option<String>,
 ) -> CmdResult<String> {
-    tauri::async_runtime::spawn_blocking(move || crate::mic_check::start(&app, device))
-        .await
-        .map_err(|e| crate::error::CommandError::new("internal", e.to_string()))?
+    let microphone = state.microphone.clone();
+    super::blocking_cmd(move || microphone.start_check(device)).await
 }
 
 /// End the microphone check (resolves once the device is closed).
 #[tauri::command]
-pub async fn stop_microphone_check<R: Runtime>(app: AppHandle<R>) -> CmdResult<()> {
-    tauri::async_runtime::spawn_blocking(move || crate::mic_check::stop(&app))
-        .await
-        .map_err(|e| crate::error::CommandError::new("internal", e.to_string()))
+#[specta::specta]
+pub async fn stop_microphone_check(state: State<'_, AppState>) -> CmdResult<()> {
+    let microphone = state.microphone.clone();
+    super::blocking_cmd(move || {
+        microphone.stop_check();
+        Ok(())
+    })
+    .await
 }
 
 /// Start dictating from `device` (or the microphone chosen in Settings, or the default).
 #[tauri::command]
-pub async fn start_dictation<R: Runtime>(
-    app: AppHandle<R>,
-    device: Option<String>,
-) -> CmdResult<()> {
-    tauri::async_runtime::spawn_blocking(move || dictating::start(&app, device))
-        .await
-        .map_err(|e| crate::error::CommandError::new("internal", e.to_string()))?
+#[specta::specta]
+pub async fn start_dictation(state: State<'_, AppState>, device: Option<String>) -> CmdResult<()> {
+    let microphone = state.microphone.clone();
+    super::blocking_cmd(move || microphone.start_dictation(device)).await
 }
 
 /// Stop dictating; resolves with the draft (also announced as a `dictation-state` event).
 #[tauri::command]
-pub async fn stop_dictation<R: Runtime>(app: AppHandle<R>) -> CmdResult<Draft> {
-    tauri::async_runtime::spawn_blocking(move || dictating::stop(&app))
-        .await
-        .map_err(|e| crate::error::CommandError::new("internal", e.to_string()))?
+#[specta::specta]
+pub async fn stop_dictation(state: State<'_, AppState>) -> CmdResult<Draft> {
+    let microphone = state.microphone.clone();
+    super::blocking_cmd(move || microphone.stop_dictation()).await
 }
 
 /// Dictations not yet saved, oldest first.
 #[tauri::command]
+#[specta::specta]
 pub async fn list_drafts(state: State<'_, AppState>) -> CmdResult<Vec<Draft>> {
     let dictation = state.dictation.clone();
     blocking(move || Ok(dictation.drafts())).await
@@ -64,6 +67,7 @@ pub async fn list_drafts(state: State<'_, AppState>) -> CmdResult<Vec<Draft>> {
 
 /// Save a draft, with the user's edit of its text, as a memory.
 #[tauri::command]
+#[specta::specta]
 pub async fn save_draft(state: State<'_, AppState>, id: String, text: String) -> CmdResult<Memory> {
     let (dictation, store, scope) = (
         state.dictation.clone(),
@@ -75,6 +79,7 @@ pub async fn save_draft(state: State<'_, AppState>, id: String, text: String) ->
 
 /// Throw a draft and its recording away.
 #[tauri::command]
+#[specta::specta]
 pub async fn discard_draft(state: State<'_, AppState>, id: String) -> CmdResult<()> {
     let dictation = state.dictation.clone();
     blocking(move || dictation.discard(&id)).await
@@ -82,12 +87,8 @@ pub async fn discard_draft(state: State<'_, AppState>, id: String) -> CmdResult<
 
 /// Transcribe a draft's recording again (after a failure).
 #[tauri::command]
-pub async fn retry_draft<R: Runtime>(app: AppHandle<R>, id: String) -> CmdResult<Draft> {
-    blocking(move || {
-        use tauri::Manager;
-        let state = app.state::<AppState>();
-        let ears = dictating::ears(&state)?;
-        state.dictation.retry(&id, &ears)
-    })
-    .await
+#[specta::specta]
+pub async fn retry_draft(state: State<'_, AppState>, id: String) -> CmdResult<Draft> {
+    let (microphone, dictation) = (state.microphone.clone(), state.dictation.clone());
+    blocking(move || dictation.retry(&id, &microphone.mics().ears()?)).await
 }

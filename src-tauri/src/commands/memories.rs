@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use tauri::State;
+use umwelt::bench::TimingKind;
 use umwelt::clock::now_ms;
 use umwelt::{Hit, Memory, MemoryId};
 
@@ -12,17 +13,19 @@ use crate::state::AppState;
 
 /// Memories, newest first; `before` (unix ms) pages back.
 #[tauri::command]
+#[specta::specta]
 pub async fn list_memories(
     state: State<'_, AppState>,
     limit: u32,
-    before: Option<f64>,
+    before: Option<i64>,
 ) -> CmdResult<Vec<Memory>> {
     let (store, scope) = (state.store.clone(), state.scope.clone());
-    blocking(move || store.list(&scope, limit as usize, before.map(|b| b as i64))).await
+    blocking(move || store.list(&scope, limit as usize, before)).await
 }
 
 /// Remember a typed note.
 #[tauri::command]
+#[specta::specta]
 pub async fn remember(state: State<'_, AppState>, text: String) -> CmdResult<Memory> {
     let (store, scope) = (state.store.clone(), state.scope.clone());
     blocking(move || {
@@ -35,12 +38,17 @@ pub async fn remember(state: State<'_, AppState>, text: String) -> CmdResult<Mem
 
 /// Search by meaning.
 #[tauri::command]
+#[specta::specta]
 pub async fn recall(state: State<'_, AppState>, query: String, k: u32) -> CmdResult<Vec<Hit>> {
     let (store, scope, runs) = (state.store.clone(), state.scope.clone(), state.runs.clone());
     blocking(move || {
         let t = Instant::now();
         let hits = store.recall(&query, &scope, None, k as usize)?;
-        let _ = runs.record("recall", now_ms(), t.elapsed().as_secs_f64() * 1e3);
+        let _ = runs.record(
+            TimingKind::Recall,
+            now_ms(),
+            t.elapsed().as_secs_f64() * 1e3,
+        );
         Ok(hits)
     })
     .await
@@ -48,7 +56,8 @@ pub async fn recall(state: State<'_, AppState>, query: String, k: u32) -> CmdRes
 
 /// Forget one memory.
 #[tauri::command]
-pub async fn delete_memory(state: State<'_, AppState>, id: f64) -> CmdResult<()> {
+#[specta::specta]
+pub async fn delete_memory(state: State<'_, AppState>, id: MemoryId) -> CmdResult<()> {
     let store = state.store.clone();
-    blocking(move || store.delete(id as MemoryId)).await
+    blocking(move || store.delete(id)).await
 }

@@ -6,28 +6,32 @@ use std::sync::atomic::Ordering;
 use tauri::ipc::Channel;
 use tauri::State;
 use umwelt::bench::{
-    self, BenchConfig, Delta, Machine, Progress, Report, RunSummary, ScenarioView, TimingSeries,
+    self, BenchConfig, Delta, Machine, Progress, Report, RunSummary, ScenarioView, TimingKind,
+    TimingSeries,
 };
 
 use super::blocking;
-use crate::error::{CmdResult, CommandError};
-use crate::perf::{run_and_keep, BenchGuard, TIMING_KINDS};
+use crate::error::{CmdResult, CommandError, ErrorKind};
+use crate::managers::bench::{run_and_keep, BenchGuard, Busy};
 use crate::state::AppState;
 
 /// The scenarios the harness knows.
 #[tauri::command]
+#[specta::specta]
 pub fn bench_scenarios() -> Vec<ScenarioView> {
     bench::scenarios()
 }
 
 /// The machine the app runs on.
 #[tauri::command]
+#[specta::specta]
 pub async fn machine() -> CmdResult<Machine> {
     blocking(|| Ok(Machine::current())).await
 }
 
 /// Run a suite, streaming progress; the finished run is kept. One run at a time.
 #[tauri::command]
+#[specta::specta]
 pub async fn run_bench(
     state: State<'_, AppState>,
     config: BenchConfig,
@@ -52,87 +56,99 @@ pub async fn run_bench(
 
 /// Stop the running suite (within one iteration); what was measured is kept.
 #[tauri::command]
+#[specta::specta]
 pub fn cancel_bench(state: State<'_, AppState>) {
     state.bench.cancel.store(true, Ordering::Relaxed);
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn list_runs(state: State<'_, AppState>) -> CmdResult<Vec<RunSummary>> {
     let runs = state.runs.clone();
     blocking(move || runs.list()).await
 }
 
 #[tauri::command]
-pub async fn get_run(state: State<'_, AppState>, id: f64) -> CmdResult<Report> {
+#[specta::specta]
+pub async fn get_run(state: State<'_, AppState>, id: i64) -> CmdResult<Report> {
     let runs = state.runs.clone();
-    blocking(move || runs.get(id as i64)).await
+    blocking(move || runs.get(id)).await
 }
 
 #[tauri::command]
-pub async fn delete_run(state: State<'_, AppState>, id: f64) -> CmdResult<()> {
+#[specta::specta]
+pub async fn delete_run(state: State<'_, AppState>, id: i64) -> CmdResult<()> {
     let runs = state.runs.clone();
-    blocking(move || runs.delete(id as i64)).await
+    blocking(move || runs.delete(id)).await
 }
 
 /// Before → after per scenario.
 #[tauri::command]
+#[specta::specta]
 pub async fn compare_runs(
     state: State<'_, AppState>,
-    before: f64,
-    after: f64,
+    before: i64,
+    after: i64,
 ) -> CmdResult<Vec<Delta>> {
     let runs = state.runs.clone();
-    blocking(move || {
-        Ok(bench::compare(
-            &runs.get(before as i64)?,
-            &runs.get(after as i64)?,
-        ))
-    })
-    .await
+    blocking(move || Ok(bench::compare(&runs.get(before)?, &runs.get(after)?))).await
 }
 
 /// Keep a run from a JSON text (`umwelt-cli bench --json`); a bad file changes nothing.
 #[tauri::command]
+#[specta::specta]
 pub async fn import_run(state: State<'_, AppState>, json: String) -> CmdResult<RunSummary> {
     let runs = state.runs.clone();
     blocking(move || runs.import(&json)).await
 }
 
-/// A run as `json` or `markdown` (the tables of docs/PERFORMANCE.md).
-#[tauri::command]
-pub async fn export_run(state: State<'_, AppState>, id: f64, format: String) -> CmdResult<String> {
-    let runs = state.runs.clone();
-    blocking(move || {
-        let report = runs.get(id as i64)?;
-        match format.as_str() {
-            "json" => Ok(serde_json::to_string_pretty(&report).expect("a report serialises")),
-            "markdown" => Ok(bench::render_markdown(&report)),
-            other => Err(umwelt::Error::InvalidInput(format!(
-                "unknown export format '{other}': use json or markdown"
-            ))),
+/// How a run is written out.
+#[derive(Debug, Clone, Copy, serde::Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    /// Lossless (`umwelt-cli bench --json`), for importing again.
+    Json,
+    /// The tables of docs/PERFORMANCE.md.
+    Markdown,
+}
+
+impl ExportFormat {
+    /// `report` written out, and the file extension for it.
+    fn render(self, report: &Report) -> (String, &'static str) {
+        match self {
+            ExportFormat::Json => (
+                serde_json::to_string_pretty(report).expect("a report serialises"),
+                "json",
+            ),
+            ExportFormat::Markdown => (bench::render_markdown(report), "md"),
         }
-    })
-    .await
+    }
+}
+
+/// A run as JSON or Markdown.
+#[tauri::command]
+#[specta::specta]
+pub async fn export_run(
+    state: State<'_, AppState>,
+    id: i64,
+    format: ExportFormat,
+) -> CmdResult<String> {
+    let runs = state.runs.clone();
+    blocking(move || Ok(format.render(&runs.get(id)?).0)).await
 }
 
 /// Save a run as a file in the user's Downloads folder (or data folder); returns the path.
 #[tauri::command]
-pub async fn save_run(state: State<'_, AppState>, id: f64, format: String) -> CmdResult<String> {
+#[specta::specta]
+pub async fn save_run(
+    state: State<'_, AppState>,
+    id: i64,
+    format: ExportFormat,
+) -> CmdResult<String> {
     let runs = state.runs.clone();
     blocking(move || {
-        let report = runs.get(id as i64)?;
-        let (text, ext) = match format.as_str() {
-            "json" => (
-                serde_json::to_string_pretty(&report).expect("a report serialises"),
-                "json",
-            ),
-            "markdown" => (bench::render_markdown(&report), "md"),
-            other => {
-                return Err(umwelt::Error::InvalidInput(format!(
-                    "unknown export format '{other}': use json or markdown"
-                )))
-            }
-        };
+        let report = runs.get(id)?;
+        let (text, ext) = format.render(&report);
         let dir = dirs::download_dir().unwrap_or_else(umwelt::paths::data_dir);
         std::fs::create_dir_all(&dir).map_err(|e| umwelt::Error::Io {
             context: format!("creating {}", dir.display()),
@@ -150,15 +166,16 @@ pub async fn save_run(state: State<'_, AppState>, id: f64, format: String) -> Cm
 
 /// Timings of real operations, per kind.
 #[tauri::command]
+#[specta::specta]
 pub async fn real_timings(state: State<'_, AppState>) -> CmdResult<Vec<TimingSeries>> {
     let runs = state.runs.clone();
-    blocking(move || TIMING_KINDS.iter().map(|k| runs.timings(k)).collect()).await
+    blocking(move || TimingKind::ALL.iter().map(|k| runs.timings(*k)).collect()).await
 }
 
-impl From<crate::perf::Busy> for CommandError {
-    fn from(_: crate::perf::Busy) -> CommandError {
+impl From<Busy> for CommandError {
+    fn from(_: Busy) -> CommandError {
         CommandError::new(
-            "busy",
+            ErrorKind::Busy,
             "a benchmark is already running: wait for it or press Cancel",
         )
     }

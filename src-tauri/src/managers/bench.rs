@@ -1,13 +1,10 @@
-//! The dashboard's logic that is the shell's own (the harness itself is the engine's): one run at
-//! a time, a cancel flag reset per run, and the finished run kept.
+//! The dashboard's benchmark runs, the shell's own part of them (the harness is the engine's): one
+//! run at a time, a cancel flag reset per run, and the finished run kept.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use umwelt::bench::{self, BenchConfig, Progress, RunSummary, Runs};
-
-/// The kinds of real operation whose time the app records.
-pub const TIMING_KINDS: &[&str] = &["startup", "recall", "dictation", "speak"];
 
 /// Whether a benchmark runs, and its cancel flag.
 #[derive(Default)]

@@ -1,0 +1,44 @@
+//! The settings: voice, speed, speaker; microphone, speech model, vocabulary, shortcut, idle
+//! unload. Validated and written by the engine (`umwelt::settings`).
+
+use tauri::State;
+use umwelt::settings::Settings;
+
+use super::blocking;
+use crate::error::{CmdResult, CommandError, ErrorKind};
+use crate::state::AppState;
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_settings(state: State<'_, AppState>) -> Settings {
+    state
+        .settings
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+}
+
+/// Validate, save and use new settings: a new speech model is loaded at the next dictation, a
+/// new shortcut is registered at once (one another program holds is an error to show).
+#[tauri::command]
+#[specta::specta]
+pub async fn save_settings(state: State<'_, AppState>, settings: Settings) -> CmdResult<Settings> {
+    let (file, current) = (state.settings_file.clone(), state.settings.clone());
+    let before = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let saved = blocking(move || {
+        file.save(&settings)?;
+        *current.lock().unwrap_or_else(|p| p.into_inner()) = settings.clone();
+        Ok(settings)
+    })
+    .await?;
+    if saved.speech_model != before.speech_model {
+        state.speech_models.use_model(saved.speech_model);
+    }
+    if saved.shortcut != before.shortcut {
+        state
+            .shortcut
+            .apply(&saved.shortcut)
+            .map_err(|e| CommandError::new(ErrorKind::Input, e))?;
+    }
+    Ok(saved)
+}

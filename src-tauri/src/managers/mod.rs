@@ -1,0 +1,14 @@
+//! The managers: each owns one of the app's resources, under one lock, and holds the logic of
+//! using it; the commands are thin calls into them.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `microphone.rs` | the microphone: nobody, Settings' level check, or a dictation and its meter |
+//! | `speaker.rs` | the speaker: the reply being read aloud |
+//! | `models.rs` | the speech models: loading at start-up (with re-embedding and recovery), idle unload |
+//! | `bench.rs` | the dashboard's benchmark: one run at a time, cancel, keep the run |
+
+pub mod bench;
+pub mod microphone;
+pub mod models;
+pub mod speaker;

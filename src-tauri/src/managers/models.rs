@@ -1,0 +1,120 @@
+//! The speech models (whisper and the voice activity detector): which one is used, loading them
+//! all once after start-up, and unloading them when dictation has been idle. The embedding model
+//! belongs to the store, the voice to [`super::speaker::SpeakerOwner`].
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use umwelt::embed::EMBED_MODEL_ID;
+use umwelt::settings::{Settings, SpeechModel};
+use umwelt::speech::{Ears, LazyTranscriber, LazyVad, Transcriber};
+
+use crate::events::{Emit, Event, Recovered, Reembedding};
+use crate::state::AppState;
+
+/// How often the idle time is checked.
+const IDLE_CHECK_EVERY: Duration = Duration::from_secs(30);
+
+/// Whisper and the voice activity detector (Silero), each loaded on first use.
+pub struct SpeechModels {
+    pub transcriber: Arc<LazyTranscriber>,
+    pub vad: Arc<LazyVad>,
+}
+
+impl SpeechModels {
+    /// The models for `model`; nothing is loaded yet.
+    pub fn new(model: SpeechModel) -> SpeechModels {
+        SpeechModels {
+            transcriber: Arc::new(LazyTranscriber::with(move || {
+                Transcriber::load_model(model.file())
+            })),
+            vad: Arc::new(LazyVad::new()),
+        }
+    }
+
+    /// Use `model` from the next dictation on.
+    pub fn use_model(&self, model: SpeechModel) {
+        self.transcriber
+            .replace_loader(move || Transcriber::load_model(model.file()));
+    }
+
+    /// Unload whisper (and the voice activity detector) after the idle time the settings give,
+    /// checked every 30 s on the `umwelt-idle` thread; the next dictation loads them again. (A
+    /// dictation being recorded holds its own handle on them.)
+    pub fn unload_when_idle(&self, settings: Arc<Mutex<Settings>>) {
+        let (transcriber, vad) = (self.transcriber.clone(), self.vad.clone());
+        let spawned = std::thread::Builder::new()
+            .name("umwelt-idle".into())
+            .spawn(move || loop {
+                std::thread::sleep(IDLE_CHECK_EVERY);
+                let minutes = settings.lock().map(|s| s.unload_after_minutes).unwrap_or(0);
+                if minutes > 0 {
+                    let idle = Duration::from_secs(minutes as u64 * 60);
+                    if transcriber.unload_if_idle(idle) {
+                        vad.unload();
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            eprintln!("umwelt: the idle unloader did not start ({e}); models stay loaded");
+        }
+    }
+}
+
+/// On the `umwelt-warm-up` thread, so the first search, dictation or reply does not wait: load
+/// the holder's vectors and the embedding model; re-embed the memories an older model made
+/// (`reembed-progress`); load whisper and the VAD and turn recordings a crash left behind into
+/// drafts (`recovered`); load the voice. Start-up never waits for any of it; a failure is left
+/// for the first real use to report.
+pub fn warm_up(state: &AppState) {
+    let store = state.store.clone();
+    let dictation = state.dictation.clone();
+    let (transcriber, vad) = (
+        state.speech_models.transcriber.clone(),
+        state.speech_models.vad.clone(),
+    );
+    let scope = state.scope.clone();
+    let (decoding, voice) = {
+        let s = state.settings.lock().unwrap_or_else(|p| p.into_inner());
+        (s.decoding(), s.voice.clone())
+    };
+    let speaker = state.speaker.speaker.clone();
+    let events: Arc<dyn Emit> = state.events.clone();
+    let spawned = std::thread::Builder::new()
+        .name("umwelt-warm-up".into())
+        .spawn(move || {
+            let _ = store.preload(&scope);
+            let Ok(embedder) = store.embedder().get() else {
+                return;
+            };
+            if store.stale_embeddings(EMBED_MODEL_ID).unwrap_or(0) > 0 {
+                let embed = |texts: &[&str]| embedder.embed(texts);
+                let mut progress = |p| events.emit(Event::Reembedding(Reembedding(p)));
+                if let Err(e) = store.reembed_all(
+                    EMBED_MODEL_ID,
+                    64,
+                    &embed,
+                    &mut progress,
+                    &AtomicBool::new(false),
+                ) {
+                    eprintln!("umwelt: re-embedding stopped: {e}");
+                }
+            }
+            if let (Ok(transcriber), Ok(vad)) = (transcriber.get(), vad.get()) {
+                let ears = Ears {
+                    vad,
+                    transcriber,
+                    decoding,
+                };
+                let r = dictation.recover(&ears);
+                if !r.recovered.is_empty() || !r.problems.is_empty() {
+                    events.emit(Event::Recovered(Recovered(r)));
+                }
+            }
+            let _ = speaker.warm_up(&voice);
+        });
+    if let Err(e) = spawned {
+        eprintln!("umwelt: the warm-up did not start ({e}); models load on first use");
+    }
+}
