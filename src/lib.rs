@@ -7,7 +7,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`store`] | the SQLite file: schema, remember, recall, list, delete |
+//! | [`store`] | the SQLite file: schema, remember, recall and ranking, list, delete, forget, history, re-embed (one file each) |
 //! | [`embed`] | the embedding model (lazy) |
 //! | [`speech`] | microphone, whisper, dictation |
 //! | [`voice`] | reading aloud: espeak-ng phonemes, Kokoro on ONNX Runtime, streamed playback |
