@@ -12,7 +12,7 @@
 //! | [`speech`] | microphone, whisper, dictation |
 //! | [`voice`] | reading aloud: espeak-ng phonemes, Kokoro on ONNX Runtime, streamed playback |
 //! | [`audio`] | WAV files and resampling |
-//! | [`models`] | model manifest, resolver, ONNX Runtime sessions, whisper CTranslate2→GGML converter |
+//! | [`models`] | model manifest, resolver, ONNX Runtime sessions, the whisper file check, whisper CTranslate2→GGML converter |
 //! | [`optimisations`] | the `UMWELT_PERF=off` switch and the thread counts it tunes |
 //! | [`bench`] | the benchmark harness (scenarios, targets, p50/p95/p99) |
 //! | [`settings`] | the user's choices (voice, speed, speaker, microphone), one JSON file |
@@ -26,8 +26,8 @@ pub mod embed;
 pub mod error;
 pub mod lazy;
 pub mod models;
-pub mod paths;
 pub mod optimisations;
+pub mod paths;
 pub mod settings;
 pub mod speech;
 pub mod store;

@@ -10,8 +10,10 @@
 //! |---|---|
 //! | `mod.rs` | the manifest, the resolver, the sha256 check |
 //! | `onnx.rs` | ONNX Runtime (the environment, sessions) for the models that run on it |
+//! | `ggml.rs` | the GGML format's constants and the check a whisper file passes at every load |
 //! | `whisper_ggml.rs` | the set-up-time converter of whisper from CTranslate2 to GGML |
 
+pub mod ggml;
 pub mod onnx;
 pub mod whisper_ggml;
 
