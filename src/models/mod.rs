@@ -5,7 +5,16 @@
 //! `$UMWELT_MODELS_DIR`, in `~/.cache/umwelt/models`, and in the `models/` folder bundled beside
 //! the executable. A file is verified (size and sha256) once per process, before it is loaded:
 //! a damaged or wrong file is an [`Error::ModelCorrupt`] naming the file and the fix.
+//!
+//! | file | holds |
+//! |---|---|
+//! | `mod.rs` | the manifest, the resolver, the sha256 check |
+//! | `onnx.rs` | ONNX Runtime (the environment, sessions) for the models that run on it |
+//! | `ggml.rs` | the GGML format's constants and the check a whisper file passes at every load |
+//! | `whisper_ggml.rs` | the set-up-time converter of whisper from CTranslate2 to GGML |
 
+pub mod ggml;
+pub mod onnx;
 pub mod whisper_ggml;
 
 use std::collections::HashSet;

@@ -19,9 +19,8 @@ use std::path::Path;
 use base64::Engine as _;
 use half::f16;
 
+use super::ggml::{GGML_F16, GGML_F32, GGML_MAGIC};
 use crate::error::{Error, Result};
-
-const GGML_MAGIC: u32 = 0x6767_6d6c;
 
 /// One CTranslate2 variable.
 #[derive(Debug, Clone)]
@@ -536,7 +535,7 @@ pub fn write_ggml(
     ] {
         put(w, v as i32)?;
     }
-    put(w, 1)?; // ftype: mostly f16
+    put(w, GGML_F16)?; // ftype: mostly f16
     put(w, mel.0[0] as i32)?;
     put(w, mel.0[1] as i32)?;
     for x in mel.1 {
@@ -550,7 +549,7 @@ pub fn write_ggml(
     for t in &tensors {
         put(w, t.dims.len() as i32)?;
         put(w, t.name.len() as i32)?;
-        put(w, if t.f32 { 0 } else { 1 })?;
+        put(w, if t.f32 { GGML_F32 } else { GGML_F16 })?;
         for d in t.dims.iter().rev() {
             put(w, *d as i32)?;
         }
@@ -576,106 +575,8 @@ pub fn convert_files(ct2: &Path, mel_npy: &Path, tiktoken: &Path, out: &Path) ->
     Ok(h)
 }
 
-/// Walk a GGML whisper file's headers without loading it, checking that every count is sane and
-/// that the tensors end exactly at the end of the file. whisper.cpp trusts these numbers (a
-/// damaged file makes it throw a C++ exception, which aborts the process), so a file must pass
-/// this before it is handed over.
-pub fn check_ggml_file(path: &Path) -> Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let corrupt = |detail: String| Error::ModelCorrupt {
-        path: path.into(),
-        detail,
-    };
-    let mut f = std::io::BufReader::new(
-        std::fs::File::open(path).map_err(Error::io(format!("opening {}", path.display())))?,
-    );
-    let len = std::fs::metadata(path)
-        .map_err(Error::io(format!("reading {}", path.display())))?
-        .len();
-    let mut pos = 0u64;
-    let i32_at = |f: &mut std::io::BufReader<std::fs::File>, pos: &mut u64| -> Result<i64> {
-        let mut b = [0u8; 4];
-        f.read_exact(&mut b)
-            .map_err(|_| corrupt(format!("it ends early, at byte {pos}")))?;
-        *pos += 4;
-        Ok(i32::from_le_bytes(b) as i64)
-    };
-    let skip = |f: &mut std::io::BufReader<std::fs::File>, pos: &mut u64, n: i64| -> Result<()> {
-        *pos += n as u64;
-        if *pos > len {
-            return Err(corrupt(format!(
-                "a section runs past the end of the file ({} bytes)",
-                len
-            )));
-        }
-        f.seek(SeekFrom::Start(*pos))
-            .map(|_| ())
-            .map_err(Error::io("reading the whisper model"))
-    };
-    if i32_at(&mut f, &mut pos)? as u32 != GGML_MAGIC {
-        return Err(corrupt("it does not start with the GGML magic".into()));
-    }
-    let h: Vec<i64> = (0..11)
-        .map(|_| i32_at(&mut f, &mut pos))
-        .collect::<Result<_>>()?;
-    if h[..10].iter().any(|&v| !(1..=1_000_000).contains(&v)) || !(0..=32).contains(&h[10]) {
-        return Err(corrupt(format!("its dimensions make no sense: {h:?}")));
-    }
-    let (n_mel, n_fft) = (i32_at(&mut f, &mut pos)?, i32_at(&mut f, &mut pos)?);
-    if !(1..=512).contains(&n_mel) || !(1..=4096).contains(&n_fft) {
-        return Err(corrupt(format!("its mel filterbank is {n_mel}x{n_fft}")));
-    }
-    skip(&mut f, &mut pos, n_mel * n_fft * 4)?;
-    let n_vocab = i32_at(&mut f, &mut pos)?;
-    if !(0..=1_000_000).contains(&n_vocab) {
-        return Err(corrupt(format!("its vocabulary has {n_vocab} entries")));
-    }
-    for _ in 0..n_vocab {
-        let l = i32_at(&mut f, &mut pos)?;
-        if !(0..=4096).contains(&l) {
-            return Err(corrupt(format!("a vocabulary entry is {l} bytes long")));
-        }
-        skip(&mut f, &mut pos, l)?;
-    }
-    let mut tensors = 0;
-    while pos < len {
-        let (n_dims, name_len, ftype) = (
-            i32_at(&mut f, &mut pos)?,
-            i32_at(&mut f, &mut pos)?,
-            i32_at(&mut f, &mut pos)?,
-        );
-        let elem = match ftype {
-            0 => 4,
-            1 => 2,
-            t => {
-                return Err(corrupt(format!(
-                    "tensor {tensors} has type {t}; this build reads f32 and f16 files"
-                )))
-            }
-        };
-        if !(1..=4).contains(&n_dims) || !(1..=256).contains(&name_len) {
-            return Err(corrupt(format!("tensor {tensors} has a malformed header")));
-        }
-        let mut n: i64 = 1;
-        for _ in 0..n_dims {
-            let d = i32_at(&mut f, &mut pos)?;
-            if !(1..=1 << 24).contains(&d) {
-                return Err(corrupt(format!("tensor {tensors} has a dimension of {d}")));
-            }
-            n = n.saturating_mul(d);
-        }
-        skip(&mut f, &mut pos, name_len)?;
-        skip(&mut f, &mut pos, n.saturating_mul(elem))?;
-        tensors += 1;
-    }
-    if tensors == 0 {
-        return Err(corrupt("it holds no weights".into()));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Serialise variables the way CTranslate2 does, so the reader is tested on bytes, not structs.
@@ -716,7 +617,7 @@ mod tests {
     }
 
     /// A one-layer Whisper with d = 2: every tensor the converter must map, with recognisable values.
-    fn tiny_model() -> Vec<u8> {
+    pub(crate) fn tiny_model() -> Vec<u8> {
         let d = 2;
         let mut v: Vec<(String, Vec<usize>)> = vec![
             ("encoder/conv1/weight".into(), vec![d, 3, 3]),
@@ -862,28 +763,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("WhisperSpec"), "{err}");
-    }
-
-    #[test]
-    fn the_file_check_accepts_a_whole_file_and_rejects_every_truncation() {
-        let vars = read_ct2(&tiny_model()).unwrap();
-        let mut out = Vec::new();
-        write_ggml(&mut out, &vars, (&[3, 4], &[0.5; 12]), &[b"a".to_vec()]).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("m.bin");
-        std::fs::write(&p, &out).unwrap();
-        check_ggml_file(&p).unwrap();
-        for cut in [4, 20, 60, out.len() / 2, out.len() - 1] {
-            std::fs::write(&p, &out[..cut]).unwrap();
-            assert!(
-                matches!(check_ggml_file(&p), Err(Error::ModelCorrupt { .. })),
-                "cut at {cut}"
-            );
-        }
-        let mut garbage = b"lmgg".to_vec();
-        garbage.extend(std::iter::repeat(0xAB).take(500));
-        std::fs::write(&p, &garbage).unwrap();
-        assert!(check_ggml_file(&p).is_err());
     }
 
     #[test]

@@ -38,7 +38,7 @@ impl Transcriber {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         // whisper.cpp aborts the process on a malformed file; check its structure first.
-        models::whisper_ggml::check_ggml_file(path)?;
+        models::ggml::check_ggml_file(path)?;
         let p = path.to_str().ok_or_else(|| {
             Error::InvalidInput(format!("model path {} is not UTF-8", path.display()))
         })?;

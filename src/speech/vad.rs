@@ -11,7 +11,7 @@ use ort::session::Session;
 use ort::value::Tensor;
 
 use crate::error::{Error, Result};
-use crate::{embed, models};
+use crate::models::{self, onnx};
 
 /// Samples per frame at 16 kHz.
 pub const FRAME: usize = 512;
@@ -33,7 +33,7 @@ impl Vad {
 
     pub fn load_from(path: &Path) -> Result<Vad> {
         // One thread: a frame is ~0.1 ms of work, and threads only add hand-over costs.
-        let session = embed::ort_session_threads(path, models::SILERO_VAD, Some(1))?;
+        let session = onnx::ort_session_threads(path, models::SILERO_VAD, Some(1))?;
         Ok(Vad {
             session: Mutex::new(session),
         })

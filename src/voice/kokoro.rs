@@ -52,7 +52,7 @@ impl Kokoro {
             path: vocab.into(),
             detail,
         })?;
-        let session = crate::embed::ort_session(model, models::KOKORO_MODEL)?;
+        let session = models::onnx::ort_session(model, models::KOKORO_MODEL)?;
         Ok(Kokoro {
             session: Mutex::new(session),
             vocab,

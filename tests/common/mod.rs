@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Speak `text` into a WAV file with espeak-ng (22.05 kHz mono), as a stand-in for a voice.
 pub fn espeak_wav(text: &str, path: &Path) {
@@ -97,4 +98,66 @@ pub fn write_raw(path: &Path, pcm: &[f32]) {
 pub fn formant(text: &str) -> Vec<f32> {
     let (pcm, rate) = umwelt::voice::phonemes::formant_speech(text, "en-us", 175).unwrap();
     umwelt::audio::resample(&pcm, rate, 16_000).unwrap()
+}
+
+/// Every integration test runs in one process (`tests/it/main.rs`), so each says first how it
+/// shares it: [`shared`], [`exclusive`] or [`own_process!`]. This lock is what they hold.
+static PROCESS: RwLock<()> = RwLock::new(());
+
+/// For a test that changes nothing process-wide: it runs alongside the other shared tests, and
+/// never while a test flips process-wide state (so, for instance, `optimisations::enabled()`
+/// stays what it was when the test started).
+pub fn shared() -> RwLockReadGuard<'static, ()> {
+    PROCESS.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// For a test that flips process-wide state (`optimisations::set_enabled`): no other test of the
+/// process runs meanwhile.
+pub fn exclusive() -> RwLockWriteGuard<'static, ()> {
+    PROCESS.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The environment variable that tells a child process which test it was started for.
+const OWN_PROCESS: &str = "UMWELT_TEST_OWN_PROCESS";
+
+/// For a test that changes what a process cannot take back (an environment variable read once,
+/// ALSA's configuration, which ALSA reads once per process) or that times itself against the
+/// clock: `if common::own_process!() { return; }` runs the test in a child process of this
+/// binary, alone, while no other test of this process runs; the child runs the test's body.
+macro_rules! own_process {
+    () => {{
+        fn here() {}
+        $crate::common::run_in_own_process(std::any::type_name_of_val(&here))
+    }};
+}
+pub(crate) use own_process;
+
+/// `here`: the path of a function inside the test (`it::module::test::here`). In the parent:
+/// runs the test in a child and returns true once it passed (panics with its output if not). In
+/// the child: returns false, and the test runs.
+pub fn run_in_own_process(here: &str) -> bool {
+    let path = here
+        .strip_suffix("::here")
+        .expect("called through own_process!()");
+    // libtest names a test by its path without the crate's name.
+    let test = path.split_once("::").map_or(path, |(_crate, rest)| rest);
+    if std::env::var_os(OWN_PROCESS).is_some_and(|v| v == test) {
+        return false;
+    }
+    let _alone = exclusive();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--test-threads=1"])
+        .env(OWN_PROCESS, test)
+        .output()
+        .expect("the test binary runs itself");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{test} in its own process: {}\n{stdout}\n{stderr}",
+        out.status
+    );
+    print!("{stdout}");
+    eprint!("{stderr}");
+    true
 }

@@ -4,8 +4,13 @@
 use umwelt::models::{self, EMBED_MODEL, WHISPER_TINY_EN};
 use umwelt::{speech::Transcriber, Error, Store};
 
+use crate::common;
+
 #[test]
 fn missing_and_corrupt_models_are_reported_clearly() {
+    if common::own_process!() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     std::env::set_var("UMWELT_MODELS_DIR", dir.path());
     std::env::set_var("XDG_CACHE_HOME", dir.path().join("no-cache"));

@@ -1,13 +1,13 @@
 //! The voice with the real model: what it says is what whisper hears, streamed playback has no
 //! gaps, and bad input gets a clear answer instead of a panic or a hang.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
 use umwelt::speech::{wer, Transcriber};
 use umwelt::voice::{self, Output, SpeakOptions, Speaker, VoiceStyle, SAMPLE_RATE};
 use umwelt::{audio, Error};
+
+use crate::common;
 
 /// Sentences a memory app reads back.
 const SENTENCES: &[&str] = &[
@@ -42,6 +42,7 @@ fn hear(t: &Transcriber, pcm24k: &[f32]) -> String {
 
 #[test]
 fn what_the_voice_says_is_what_whisper_hears() {
+    let _process = common::shared();
     let speaker = Speaker::new();
     let t = Transcriber::load().expect("run scripts/setup-models.sh first");
     let mut pairs = Vec::new();
@@ -63,6 +64,7 @@ fn what_the_voice_says_is_what_whisper_hears() {
 
 #[test]
 fn stop_during_synthesis_stops_synthesis_and_playback_at_once() {
+    let _process = common::shared();
     let speaker = Speaker::new();
     speaker.warm_up(voice::DEFAULT_VOICE).unwrap();
     // 20 000 characters: minutes of speech, if nothing stopped it.
@@ -95,6 +97,7 @@ fn stop_during_synthesis_stops_synthesis_and_playback_at_once() {
 
 #[test]
 fn bad_input_gets_a_clear_answer() {
+    let _process = common::shared();
     let speaker = Speaker::new();
     let opts = SpeakOptions::default();
     for empty in ["", "   \n ", "😀🎉", "…!?"] {

@@ -2,8 +2,6 @@
 //! start turns it into a draft (the CLI saves it as a memory); a damaged spool is reported and set aside, not fatal.
 //! (Own process: it points ALSA at a file microphone through `$XDG_CONFIG_HOME`.)
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -12,12 +10,15 @@ use umwelt::speech::spool::{self, SpoolWriter};
 use umwelt::speech::{Dictation, Ears};
 use umwelt::Store;
 
+use crate::common;
+
 fn cli() -> Command {
     Command::new(env!("CARGO_BIN_EXE_umwelt-cli"))
 }
 
 #[test]
 fn a_killed_dictation_is_recovered_at_the_next_start() {
+    let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
     let raw = common::espeak_raw(
         "remember to call the dentist about the appointment on Thursday",
@@ -106,6 +107,7 @@ fn a_killed_dictation_is_recovered_at_the_next_start() {
 
 #[test]
 fn a_spool_cut_mid_sample_is_still_transcribed() {
+    let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
     let wav = dir.path().join("say.wav");
     common::espeak_wav("buy fresh bread and milk", &wav);

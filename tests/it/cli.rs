@@ -3,6 +3,8 @@
 use std::os::unix::ffi::OsStrExt;
 use std::process::Command;
 
+use crate::common;
+
 fn cli(db: &std::path::Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"));
     c.arg("--db").arg(db);
@@ -11,6 +13,7 @@ fn cli(db: &std::path::Path) -> Command {
 
 #[test]
 fn remember_recall_list_round_trip_as_json() {
+    let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.sqlite");
     for note in [
@@ -49,6 +52,7 @@ fn remember_recall_list_round_trip_as_json() {
 
 #[test]
 fn bad_input_is_refused_with_a_message_and_a_failing_exit_code() {
+    let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.sqlite");
     let invalid = std::ffi::OsStr::from_bytes(b"caf\xe9 \xff");
@@ -104,6 +108,7 @@ fn bad_input_is_refused_with_a_message_and_a_failing_exit_code() {
 
 #[test]
 fn the_fast_bench_runs_and_keeps_its_numbers_as_json() {
+    let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let out = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"))

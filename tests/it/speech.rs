@@ -1,13 +1,14 @@
 //! Whisper with the real (converted) tiny.en model on speech made by espeak-ng.
 
-mod common;
-
 use umwelt::speech::spool::SpoolWriter;
 use umwelt::speech::{Dictation, Ears, Transcriber};
 use umwelt::{audio, Store};
 
+use crate::common;
+
 #[test]
 fn spoken_sentences_are_transcribed_with_the_expected_words() {
+    let _process = common::shared();
     let t = Transcriber::load().expect("run scripts/setup-models.sh first");
     let dir = tempfile::tempdir().unwrap();
     for sentence in [
@@ -30,6 +31,7 @@ fn spoken_sentences_are_transcribed_with_the_expected_words() {
 
 #[test]
 fn a_dictation_is_on_disk_before_it_is_transcribed_and_becomes_a_draft_then_a_memory() {
+    let _process = common::shared();
     let ears = Ears::load().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("m.sqlite")).unwrap();

@@ -5,11 +5,13 @@
 use std::sync::atomic::AtomicBool;
 
 use umwelt::bench::{Corpus, Rng};
+use umwelt::clock::now_ms;
 use umwelt::optimisations;
 use umwelt::store::journal::{Stage, Turn};
-use umwelt::clock::now_ms;
 use umwelt::store::{NewMemory, ReembedProgress};
 use umwelt::Store;
+
+use crate::common;
 
 fn corpus(size: usize) -> (tempfile::TempDir, Corpus) {
     let dir = tempfile::tempdir().unwrap();
@@ -17,12 +19,9 @@ fn corpus(size: usize) -> (tempfile::TempDir, Corpus) {
     (dir, c)
 }
 
-/// The perf switch is process-wide: tests that flip it take this lock.
-static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 #[test]
 fn both_recall_paths_reach_the_index_and_agree_with_the_plain_path() {
-    let _g = SWITCH.lock().unwrap();
+    let _g = common::exclusive();
     let (_d, c) = corpus(3000);
     let store = Store::open(&c.path).unwrap();
     let mut rng = Rng::new(5);
@@ -60,7 +59,7 @@ fn both_recall_paths_reach_the_index_and_agree_with_the_plain_path() {
 
 #[test]
 fn writes_after_the_index_is_loaded_are_found_and_deletes_are_gone() {
-    let _g = SWITCH.lock().unwrap();
+    let _g = common::exclusive();
     optimisations::set_enabled(Some(true));
     let (_d, c) = corpus(500);
     let store = Store::open(&c.path).unwrap();
@@ -104,6 +103,7 @@ fn writes_after_the_index_is_loaded_are_found_and_deletes_are_gone() {
 
 #[test]
 fn forget_removes_a_scope_and_touches_nothing_else() {
+    let _process = common::shared();
     let (_d, c) = corpus(300);
     let store = Store::open(&c.path).unwrap();
     let mut rng = Rng::new(3);
@@ -137,6 +137,7 @@ fn forget_removes_a_scope_and_touches_nothing_else() {
 
 #[test]
 fn reembed_rewrites_every_vector_in_batches_and_resumes_after_an_interruption() {
+    let _process = common::shared();
     let (_d, c) = corpus(1000);
     let store = Store::open(&c.path).unwrap();
     assert_eq!(store.stale_embeddings("model-b").unwrap(), 1000);
@@ -193,6 +194,7 @@ fn reembed_rewrites_every_vector_in_batches_and_resumes_after_an_interruption() 
 
 #[test]
 fn history_survives_a_clean_shutdown_and_keeps_its_order() {
+    let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.sqlite");
     {
@@ -245,6 +247,7 @@ fn history_survives_a_clean_shutdown_and_keeps_its_order() {
 
 #[test]
 fn startup_loads_no_model_and_migrates_an_older_file() {
+    let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.sqlite");
     // A file as schema version 1 left it (sqlite-vec is registered by opening any store).

@@ -1,13 +1,14 @@
 //! The store with the real embedding model: found by meaning, kept across reopening, and
 //! refusing bad input without writing half a memory.
 
-mod common;
-
 use umwelt::store::{NewMemory, MAX_K};
 use umwelt::{Error, Store};
 
+use crate::common;
+
 #[test]
 fn a_paraphrased_question_recalls_the_right_note_first() {
+    let _process = common::shared();
     let (_dir, db) = common::temp_db();
     let store = Store::open(&db).unwrap();
     assert!(
@@ -54,6 +55,7 @@ fn a_paraphrased_question_recalls_the_right_note_first() {
 
 #[test]
 fn memories_survive_closing_and_reopening_the_file() {
+    let _process = common::shared();
     let (_dir, db) = common::temp_db();
     {
         let store = Store::open(&db).unwrap();
@@ -86,6 +88,7 @@ fn memories_survive_closing_and_reopening_the_file() {
 
 #[test]
 fn recency_breaks_ties_between_equally_close_memories() {
+    let _process = common::shared();
     let (_dir, db) = common::temp_db();
     let store = Store::open(&db).unwrap();
     let day = 86_400_000;
@@ -126,6 +129,7 @@ fn recency_breaks_ties_between_equally_close_memories() {
 
 #[test]
 fn bad_input_gets_a_clear_error_and_writes_nothing() {
+    let _process = common::shared();
     let (_dir, db) = common::temp_db();
     let store = Store::open(&db).unwrap();
     for text in ["", "   \n\t "] {
@@ -166,6 +170,7 @@ fn bad_input_gets_a_clear_error_and_writes_nothing() {
 
 #[test]
 fn recall_reaches_the_vector_index_with_and_without_a_session() {
+    let _process = common::shared();
     // The first seed's dead fast path: production passed a scope and no session, and only the
     // call with both reached the index. Count which path served each call.
     let (_dir, db) = common::temp_db();

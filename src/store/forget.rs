@@ -1,0 +1,69 @@
+//! Forgetting: one memory ([`Store::delete`]) or a whole scope ([`Store::forget`]), each in one
+//! transaction, and out of the loaded vector indexes right after.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{MemoryId, Store};
+use crate::error::{Error, Result};
+
+impl Store {
+    /// Forget one memory: the claim, its holdings, its full text and its vector.
+    pub fn delete(&self, id: MemoryId) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let text: Option<String> = tx
+            .query_row("SELECT text FROM claim WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        let Some(text) = text else {
+            return Err(Error::NotFound(format!("memory {id}")));
+        };
+        tx.execute(
+            "INSERT INTO claim_fts(claim_fts, rowid, text) VALUES ('delete', ?1, ?2)",
+            params![id, text],
+        )?;
+        tx.execute("DELETE FROM claim WHERE id = ?1", [id])?; // cascades to holdings and the vector
+        tx.commit()?;
+        drop(conn); // lock order: indexes before conn, never conn then indexes
+        for idx in self
+            .indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values_mut()
+        {
+            idx.remove(id);
+        }
+        Ok(())
+    }
+
+    /// Forget a whole scope in one transaction: its memories (with their full text and vectors),
+    /// its history and its turn log. Claims another holder also holds stay for that holder.
+    /// Returns how many memories went.
+    pub fn forget(&self, scope: &str) -> Result<usize> {
+        self.flush_journal()?;
+        let Some(holder) = self.holder_id(scope)? else {
+            return Ok(0);
+        };
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        // Claims only this holder holds.
+        tx.execute_batch(
+            "CREATE TEMP TABLE IF NOT EXISTS doomed(id INTEGER PRIMARY KEY); DELETE FROM doomed;",
+        )?;
+        tx.execute(
+            "INSERT INTO doomed(id) SELECT h.claim_id FROM holding h WHERE h.holder_id = ?1
+             AND NOT EXISTS (SELECT 1 FROM holding o WHERE o.claim_id = h.claim_id AND o.holder_id <> ?1)",
+            [holder],
+        )?;
+        tx.execute("INSERT INTO claim_fts(claim_fts, rowid, text) SELECT 'delete', c.id, c.text FROM claim c JOIN doomed d ON d.id = c.id", [])?;
+        let n = tx.execute("DELETE FROM claim WHERE id IN (SELECT id FROM doomed)", [])?;
+        tx.execute("DELETE FROM holder WHERE id = ?1", [holder])?; // cascades to holdings, messages, turns
+        tx.execute("DELETE FROM doomed", [])?;
+        tx.commit()?;
+        drop(conn);
+        self.indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&holder);
+        Ok(n)
+    }
+}

@@ -1,0 +1,114 @@
+//! Remembering: a text is checked, embedded, and written with its holding, its full text and its
+//! vector in one transaction; a holder's index, if loaded, takes the new vector at once.
+
+use rusqlite::params;
+
+use super::{f32_bytes, MemoryId, NewMemory, Store, DEFAULT_SCOPE, MAX_TEXT_BYTES};
+use crate::clock::now_ms;
+use crate::embed::{EMBED_DIM, EMBED_MODEL_ID};
+use crate::error::{Error, Result};
+
+/// The text trimmed, if it is neither empty nor longer than [`MAX_TEXT_BYTES`].
+fn check_text(text: &str) -> Result<&str> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(Error::InvalidInput(
+            "there is nothing to remember: the text is empty".into(),
+        ));
+    }
+    if t.len() > MAX_TEXT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "the text is {} KiB; a memory holds at most {} KiB — split it into several notes",
+            t.len() / 1024,
+            MAX_TEXT_BYTES / 1024
+        )));
+    }
+    Ok(t)
+}
+
+impl Store {
+    /// Remember `text` in `scope` / `session`: embed it, then write it, its full text and its
+    /// vector in one transaction.
+    pub fn remember(&self, scope: &str, session: &str, text: &str) -> Result<MemoryId> {
+        self.remember_new(&NewMemory {
+            scope,
+            session,
+            text,
+            ..Default::default()
+        })
+    }
+
+    /// [`Store::remember`] with every field.
+    pub fn remember_new(&self, m: &NewMemory) -> Result<MemoryId> {
+        let text = check_text(m.text)?;
+        let vector = self.embedder.get()?.embed_one(text)?;
+        self.remember_with_vector(&NewMemory { text, ..m.clone() }, &vector)
+    }
+
+    /// Write a memory whose embedding is already known (bench corpora, re-embedding).
+    pub fn remember_with_vector(&self, m: &NewMemory, vector: &[f32]) -> Result<MemoryId> {
+        Ok(self.remember_batch(&[(m.clone(), vector)])?[0])
+    }
+
+    /// Write many memories with known vectors in one transaction: all or none.
+    pub fn remember_batch(&self, rows: &[(NewMemory, &[f32])]) -> Result<Vec<MemoryId>> {
+        for (m, v) in rows {
+            check_text(m.text)?;
+            if v.len() != EMBED_DIM {
+                return Err(Error::InvalidInput(format!(
+                    "a vector has {EMBED_DIM} dimensions, not {}",
+                    v.len()
+                )));
+            }
+        }
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let mut written = Vec::with_capacity(rows.len());
+        {
+            let mut holder_st = tx.prepare_cached(
+                "INSERT INTO holder(name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET name = name RETURNING id",
+            )?;
+            let mut claim_st = tx.prepare_cached(
+                "INSERT INTO claim(text, created_at, source, audio_path) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            let mut holding_st = tx.prepare_cached(
+                "INSERT INTO holding(holder_id, claim_id, session, since) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            let mut fts_st =
+                tx.prepare_cached("INSERT INTO claim_fts(rowid, text) VALUES (?1, ?2)")?;
+            let mut vec_st =
+                tx.prepare_cached("INSERT INTO claim_vector(claim_id, holder_id, session, model, embedding) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            for (m, vector) in rows {
+                let text = check_text(m.text)?;
+                let scope = if m.scope.trim().is_empty() {
+                    DEFAULT_SCOPE
+                } else {
+                    m.scope
+                };
+                let at = m.created_at.unwrap_or_else(now_ms);
+                let holder: i64 = holder_st.query_row(params![scope, at], |r| r.get(0))?;
+                claim_st.execute(params![text, at, m.source.unwrap_or("typed"), m.audio_path])?;
+                let id = tx.last_insert_rowid();
+                holding_st.execute(params![holder, id, m.session, at])?;
+                fts_st.execute(params![id, text])?;
+                vec_st.execute(params![
+                    id,
+                    holder,
+                    m.session,
+                    m.embed_model.unwrap_or(EMBED_MODEL_ID),
+                    f32_bytes(vector)
+                ])?;
+                written.push((holder, id, at));
+            }
+        }
+        tx.commit()?;
+        drop(conn);
+        let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+        for ((m, v), (holder, id, at)) in rows.iter().zip(&written) {
+            if let Some(idx) = indexes.get_mut(holder) {
+                idx.upsert(*id, m.session, *at, v);
+            }
+        }
+        Ok(written.into_iter().map(|w| w.1).collect())
+    }
+}

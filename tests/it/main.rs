@@ -1,0 +1,39 @@
+//! The engine's integration tests, in one binary: whisper.cpp and ONNX Runtime are linked once,
+//! not once per file. One module per area; run one with `cargo test --test it <module>::`.
+//!
+//! The tests share one process, so each begins by saying how (`tests/common/mod.rs`):
+//! `common::shared()` (changes nothing process-wide), `common::exclusive()` (flips the
+//! optimisations switch) or `common::own_process!()` (points ALSA or the model resolver
+//! somewhere through the environment, or times itself against the clock: it runs in a child
+//! process of this binary, alone).
+//!
+//! | module | tests |
+//! |---|---|
+//! | `store` | remember and recall with the real embedder, reopening, recency, bad input |
+//! | `engine` | the store on random vectors: both recall paths, forget, re-embed, history, migration |
+//! | `speech` | whisper on spoken sentences; a dictation from spool to draft to memory |
+//! | `microphone` | a sentence through an ALSA file microphone, heard by whisper |
+//! | `microphone_paced` | Settings' level check, and a microphone that goes quiet, in real time |
+//! | `dictation_first_word` | speech starting at the first sample keeps its first word |
+//! | `dictation_long` | three minutes of dictation with pauses |
+//! | `recovery` | a killed dictation recovered at the next start; a cut spool |
+//! | `voice` | what the voice says is what whisper hears; stop; bad input |
+//! | `speaker` | streamed playback, paced and through ALSA, without gaps |
+//! | `bad_models` | a missing or damaged model is reported clearly |
+//! | `cli` | `umwelt-cli` round trips, refusals and the fast bench |
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bad_models;
+mod cli;
+mod dictation_first_word;
+mod dictation_long;
+mod engine;
+mod microphone;
+mod microphone_paced;
+mod recovery;
+mod speaker;
+mod speech;
+mod store;
+mod voice;
