@@ -3,7 +3,7 @@
 //! A private, offline memory: notes are stored in one SQLite file with their vectors
 //! (sqlite-vec) and full text (FTS5), embedded with MiniLM on ONNX Runtime, dictated through
 //! whisper.cpp, and recalled by meaning blended with recency. No GUI code lives here; the
-//! desktop shell (`src-tauri/`) and the CLI (`src/bin/umwelt-cli.rs`) are thin fronts over it.
+//! desktop shell (`src-tauri/`) and the CLI (`src/bin/umwelt-cli/`) are thin fronts over it.
 //!
 //! | module | what it holds |
 //! |---|---|

@@ -339,29 +339,24 @@ fn send_check_levels(monitor: impl OpenMicrophone, stop: &AtomicBool, events: &d
     }));
 }
 
-impl OpenMicrophone for Monitor {
-    fn device(&self) -> &str {
-        Monitor::device(self)
-    }
-    fn level(&self) -> f32 {
-        Monitor::level(self)
-    }
-    fn lost(&self) -> Option<String> {
-        Monitor::lost(self)
-    }
+/// The engine's open devices already answer the owner's questions by the same names.
+macro_rules! open_microphone {
+    ($($t:ty),*) => {$(
+        impl OpenMicrophone for $t {
+            fn device(&self) -> &str {
+                <$t>::device(self)
+            }
+            fn level(&self) -> f32 {
+                <$t>::level(self)
+            }
+            fn lost(&self) -> Option<String> {
+                <$t>::lost(self)
+            }
+        }
+    )*};
 }
 
-impl OpenMicrophone for LiveDictation {
-    fn device(&self) -> &str {
-        LiveDictation::device(self)
-    }
-    fn level(&self) -> f32 {
-        LiveDictation::level(self)
-    }
-    fn lost(&self) -> Option<String> {
-        LiveDictation::lost(self)
-    }
-}
+open_microphone!(Monitor, LiveDictation);
 
 /// The system's microphones (cpal) and the engine's dictation, with the models it hears with.
 pub struct SystemMicrophones {
