@@ -6,10 +6,10 @@
 //!
 //! | file | holds |
 //! |---|---|
-//! | `mod.rs` | [`Store`]: opening the file, the connection, the holder of a scope |
+//! | `mod.rs` | [`Store`]: opening the file, the connection, `write_tx` (every write transaction), the holder of a scope |
 //! | `memory.rs` | what a memory is ([`Memory`], [`NewMemory`], [`Hit`]), the one query that reads a memory back; `list`, `get`, `count` |
 //! | `write.rs` | remembering: `remember`, `remember_batch` (one transaction) |
-//! | `recall.rs` | recall and its ranking (similarity + recency), `preload`, [`RecallStats`] |
+//! | `recall.rs` | recall and its ranking (similarity + recency), `preload`, [`RecallStats`]; loaded indexes kept in step with other processes (`PRAGMA data_version`) |
 //! | `index.rs` | the memory-resident int8+f32 vector index of one holder |
 //! | `forget.rs` | `delete` one memory, `forget` a whole scope |
 //! | `history.rs` | a session's history and turn log, through the journal |

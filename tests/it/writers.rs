@@ -4,7 +4,7 @@
 //! before it answers.
 //!
 //! The processes are real: children of this test binary (each running the library on the file,
-//! so 500 notes cost one model load, not 500).
+//! so 500 notes cost one model load, not 500) and `umwelt-cli`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -46,6 +46,23 @@ fn note(writer: usize, i: usize) -> String {
         "writer {writer} note {i}: {}",
         TOPICS[(i + writer) % TOPICS.len()]
     )
+}
+
+fn cli(db: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"));
+    c.arg("--db").arg(db);
+    c
+}
+
+/// Run `args` with `umwelt-cli` on `db`; its stdout, trimmed.
+fn run_cli(db: &Path, args: &[&str]) -> String {
+    let out = cli(db).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "umwelt-cli {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 /// A writer: `NOTES` notes kept, and every `DELETE_EVERY`th a note remembered and deleted.
@@ -171,4 +188,47 @@ fn two_processes_write_one_file_at_once() {
         .flat_map(|n| (0..NOTES).map(move |i| note(n, i)))
         .collect();
     assert_eq!(have, want);
+}
+
+#[test]
+fn a_recall_sees_what_another_process_deleted_and_added() {
+    let _process = common::shared();
+    let (_dir, db) = common::temp_db();
+    let store = Store::open(&db).unwrap();
+    for t in [
+        "remember to buy milk",
+        "the dentist appointment is on Tuesday at nine",
+        "the wifi password at the cabin is written on the fridge",
+    ] {
+        store.remember("me", "", t).unwrap();
+    }
+    let shop = "what did I need from the shop?";
+    // This recall loads the holder's vectors into memory (with the optimisations on).
+    let hits = store.recall(shop, "me", None, 3).unwrap();
+    assert_eq!(hits[0].memory.text, "remember to buy milk");
+    let milk = hits[0].memory.id;
+
+    // Another process deletes the top hit this one holds in memory.
+    run_cli(&db, &["delete", &milk.to_string()]);
+    let hits = store
+        .recall(shop, "me", None, 3)
+        .expect("a recall after another process deleted its top hit");
+    assert!(
+        hits.iter().all(|h| h.memory.id != milk),
+        "the deleted memory came back: {hits:?}"
+    );
+    assert_eq!(hits.len(), 2);
+
+    // And adds one: found here at once.
+    let bread: i64 = run_cli(&db, &["remember", "buy bread and oat milk at the bakery"])
+        .parse()
+        .unwrap();
+    let hits = store.recall(shop, "me", None, 3).unwrap();
+    assert_eq!(
+        hits[0].memory.id,
+        bread,
+        "{:?}",
+        hits.iter().map(|h| &h.memory.text).collect::<Vec<_>>()
+    );
+    assert_eq!(store.count("me").unwrap(), 3);
 }
