@@ -3,14 +3,14 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{MemoryId, Store};
+use super::{write_tx, MemoryId, Store};
 use crate::error::{Error, Result};
 
 impl Store {
     /// Forget one memory: the claim, its holdings, its full text and its vector.
     pub fn delete(&self, id: MemoryId) -> Result<()> {
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        let tx = write_tx(&mut conn)?;
         let text: Option<String> = tx
             .query_row("SELECT text FROM claim WHERE id = ?1", [id], |r| r.get(0))
             .optional()?;
@@ -44,7 +44,7 @@ impl Store {
             return Ok(0);
         };
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        let tx = write_tx(&mut conn)?;
         // Claims only this holder holds.
         tx.execute_batch(
             "CREATE TEMP TABLE IF NOT EXISTS doomed(id INTEGER PRIMARY KEY); DELETE FROM doomed;",

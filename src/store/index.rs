@@ -30,6 +30,9 @@ pub struct VecIndex {
     full: Vec<f32>,
     pos: HashMap<i64, usize>,
     sessions: HashMap<String, u32>,
+    /// The store connection's `PRAGMA data_version` when this index last matched the file: it
+    /// changes when another connection commits, and the index is refreshed before it answers.
+    pub synced: i64,
 }
 
 /// A candidate: claim id, cosine similarity, created_at.
@@ -87,6 +90,15 @@ fn dot_i8_portable(a: &[i8], b: &[i8]) -> i32 {
 impl VecIndex {
     pub fn len(&self) -> usize {
         self.ids.len()
+    }
+
+    /// The ids held, in no particular order.
+    pub fn ids(&self) -> &[i64] {
+        &self.ids
+    }
+
+    pub fn contains(&self, id: i64) -> bool {
+        self.pos.contains_key(&id)
     }
 
     /// Add (or replace) a vector.

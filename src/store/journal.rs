@@ -77,7 +77,7 @@ fn write(conn: &mut Connection, entries: Vec<Entry>) -> Result<()> {
     if entries.is_empty() {
         return Ok(());
     }
-    let tx = conn.transaction()?;
+    let tx = super::write_tx(conn)?;
     {
         let mut holder = tx.prepare_cached("INSERT INTO holder(name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET name = name RETURNING id")?;
         let mut msg = tx.prepare_cached(
@@ -114,7 +114,7 @@ impl Journal {
     /// Open a writer on the store file at `path` (its own connection).
     pub fn open(path: &Path) -> Result<Journal> {
         let conn = Connection::open(path)?;
-        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.busy_timeout(super::BUSY_TIMEOUT)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let shared = Arc::new(Shared {
             queue: Mutex::new(Vec::new()),

@@ -2,9 +2,11 @@
 //! memory-resident index, or an exact scan in SQL with `UMWELT_PERF=off`), ranked by
 //! similarity plus recency ([`rank`]), the best `k` read back as [`Hit`]s.
 
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
-use rusqlite::params;
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::index::VecIndex;
@@ -112,6 +114,9 @@ impl Store {
     }
 
     /// Recall among the claims of `holder` (looked up once by the caller).
+    ///
+    /// One read transaction holds the candidates and the rows read back to one snapshot of the
+    /// file, so a memory another process deletes meanwhile is either wholly there or wholly gone.
     fn recall_holder(
         &self,
         holder: i64,
@@ -121,14 +126,14 @@ impl Store {
         now: i64,
     ) -> Result<Vec<Hit>> {
         let pool = (k * 4).max(50);
-        let nearest: Vec<(i64, f32, i64)> = if optimisations::enabled() {
+        // Lock order: indexes before conn.
+        let mut indexes = optimisations::enabled()
+            .then(|| self.indexes.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let nearest: Vec<(i64, f32, i64)> = if let Some(indexes) = indexes.as_mut() {
             self.indexed.fetch_add(1, Ordering::Relaxed);
-            let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
-            if !indexes.contains_key(&holder) {
-                let idx = self.load_index(holder)?;
-                indexes.insert(holder, idx);
-            }
-            indexes[&holder]
+            synced_index(indexes, &tx, holder)?
                 .nearest(vector, session, pool)
                 .into_iter()
                 .map(|s| (s.id, s.similarity, s.created_at))
@@ -136,8 +141,7 @@ impl Store {
         } else {
             // The plain path: an exact distance for every vector of the holder, in SQL.
             self.scanned.fetch_add(1, Ordering::Relaxed);
-            let conn = self.conn();
-            let mut st = conn.prepare_cached(
+            let mut st = tx.prepare_cached(
                 "SELECT v.claim_id, 1.0 - vec_distance_cosine(v.embedding, ?1) AS sim, c.created_at
                  FROM claim_vector v JOIN claim c ON c.id = v.claim_id
                  WHERE v.holder_id = ?2 AND (?3 IS NULL OR v.session = ?3) ORDER BY sim DESC, v.claim_id LIMIT ?4",
@@ -148,40 +152,24 @@ impl Store {
             )?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        let conn = self.conn();
-        let mut get =
-            conn.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
-        rank(nearest, now, k)
-            .into_iter()
-            .map(|(id, similarity, recency)| {
-                let memory = get.query_row(params![id, holder], memory_row)?;
-                Ok(Hit {
+        drop(indexes);
+        let mut get = tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
+        let mut hits = Vec::with_capacity(k);
+        for (id, similarity, recency) in rank(nearest, now, k) {
+            // Absent only if another process deleted it between this process's own write and
+            // that write reaching the index (the index was synced in this snapshot): not a hit.
+            if let Some(memory) = get.query_row(params![id, holder], memory_row).optional()? {
+                hits.push(Hit {
                     memory,
                     similarity,
                     recency,
                     score: similarity + recency,
-                })
-            })
-            .collect()
-    }
-
-    fn load_index(&self, holder: i64) -> Result<VecIndex> {
-        let conn = self.conn();
-        let mut st = conn.prepare(
-            "SELECT v.claim_id, v.session, v.embedding, c.created_at FROM claim_vector v JOIN claim c ON c.id = v.claim_id WHERE v.holder_id = ?1",
-        )?;
-        let mut rows = st.query([holder])?;
-        let mut idx = VecIndex::default();
-        let mut v = vec![0f32; EMBED_DIM];
-        while let Some(r) = rows.next()? {
-            let blob: Vec<u8> = r.get(2)?;
-            for (x, c) in v.iter_mut().zip(blob.chunks_exact(4)) {
-                *x = f32::from_le_bytes(c.try_into().unwrap());
+                });
             }
-            let session: String = r.get(1)?;
-            idx.upsert(r.get(0)?, &session, r.get(3)?, &v);
         }
-        Ok(idx)
+        drop(get);
+        tx.commit()?;
+        Ok(hits)
     }
 
     /// Load `scope`'s vectors into memory now rather than on its first recall (the app does this
@@ -190,19 +178,12 @@ impl Store {
         let Some(holder) = self.holder_id(scope)? else {
             return Ok(());
         };
-        if optimisations::enabled()
-            && !self
-                .indexes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .contains_key(&holder)
-        {
-            let idx = self.load_index(holder)?;
-            self.indexes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry(holder)
-                .or_insert(idx);
+        if optimisations::enabled() {
+            let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            synced_index(&mut indexes, &tx, holder)?;
+            tx.commit()?;
         }
         Ok(())
     }
@@ -214,6 +195,91 @@ impl Store {
             scanned: self.scanned.load(Ordering::Relaxed),
         }
     }
+}
+
+/// `holder`'s index, loaded on first use, and first brought up to date with whatever another
+/// connection (another process, or this one's journal) committed since it was last used:
+/// `PRAGMA data_version` changes only then, and reading it costs a microsecond or two. This
+/// process's own writes reach loaded indexes as they commit. Call it inside the read transaction
+/// the caller goes on reading from, so the index and the rows agree.
+fn synced_index<'a>(
+    indexes: &'a mut HashMap<i64, VecIndex>,
+    conn: &Connection,
+    holder: i64,
+) -> Result<&'a VecIndex> {
+    let version: i64 = conn
+        .prepare_cached("PRAGMA data_version")?
+        .query_row([], |r| r.get(0))?;
+    let idx = match indexes.entry(holder) {
+        Entry::Occupied(e) => {
+            let idx = e.into_mut();
+            if idx.synced != version {
+                refresh_index(conn, holder, idx)?;
+            }
+            idx
+        }
+        Entry::Vacant(e) => e.insert(load_index(conn, holder)?),
+    };
+    idx.synced = version;
+    Ok(idx)
+}
+
+/// The columns `add_rows` reads: a vector of `claim_vector v` and its claim `c`'s time.
+macro_rules! select_vector {
+    ($rest:literal) => {
+        concat!(
+            "SELECT v.claim_id, v.session, v.embedding, c.created_at FROM claim_vector v JOIN claim c ON c.id = v.claim_id ",
+            $rest
+        )
+    };
+}
+
+/// Put every row of `select_vector!` that `rows` yields into `idx`.
+fn add_rows(idx: &mut VecIndex, mut rows: rusqlite::Rows) -> Result<()> {
+    let mut v = vec![0f32; EMBED_DIM];
+    while let Some(r) = rows.next()? {
+        let blob: Vec<u8> = r.get(2)?;
+        for (x, c) in v.iter_mut().zip(blob.chunks_exact(4)) {
+            *x = f32::from_le_bytes(c.try_into().unwrap());
+        }
+        let session: String = r.get(1)?;
+        idx.upsert(r.get(0)?, &session, r.get(3)?, &v);
+    }
+    Ok(())
+}
+
+/// Every vector of `holder`, read from the file.
+fn load_index(conn: &Connection, holder: i64) -> Result<VecIndex> {
+    let mut idx = VecIndex::default();
+    let mut st = conn.prepare(select_vector!("WHERE v.holder_id = ?1"))?;
+    add_rows(&mut idx, st.query([holder])?)?;
+    Ok(idx)
+}
+
+/// Bring a loaded index of `holder` to what the file holds: drop the vectors that are gone, read
+/// the ones it lacks. Only the ids are compared (an index-only scan, about a millisecond for
+/// 10 000), so a change elsewhere in the file (history, another holder) costs little.
+fn refresh_index(conn: &Connection, holder: i64, idx: &mut VecIndex) -> Result<()> {
+    let held: HashSet<i64> = conn
+        .prepare_cached("SELECT claim_id FROM claim_vector WHERE holder_id = ?1")?
+        .query_map([holder], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let gone: Vec<i64> = idx
+        .ids()
+        .iter()
+        .copied()
+        .filter(|id| !held.contains(id))
+        .collect();
+    for id in gone {
+        idx.remove(id);
+    }
+    let mut one = conn.prepare_cached(select_vector!("WHERE v.claim_id = ?1"))?;
+    for id in held {
+        if !idx.contains(id) {
+            add_rows(idx, one.query([id])?)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
-use super::{f32_bytes, Store};
+use super::{f32_bytes, write_tx, Store};
 use crate::embed::EMBED_DIM;
 use crate::error::{Error, Result};
 
@@ -66,7 +66,7 @@ impl Store {
             }
             {
                 let mut conn = self.conn();
-                let tx = conn.transaction()?;
+                let tx = write_tx(&mut conn)?;
                 let mut holders = Vec::with_capacity(rows.len());
                 {
                     let mut up = tx.prepare_cached("UPDATE claim_vector SET embedding = ?2, model = ?3 WHERE claim_id = ?1 RETURNING holder_id")?;

@@ -93,17 +93,25 @@ const MIGRATIONS: &[&str] = &[
 /// The version a file has once [`migrate`] has run.
 pub const CURRENT_VERSION: usize = MIGRATIONS.len();
 
+fn user_version(conn: &Connection) -> Result<usize> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize)
+}
+
 /// Bring the file up to [`CURRENT_VERSION`]. Refuses a file from a newer release.
 pub fn migrate(conn: &mut Connection) -> Result<()> {
-    let version: usize =
-        conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    let version = user_version(conn)?;
     if version > CURRENT_VERSION {
         return Err(crate::Error::InvalidInput(format!(
             "this memory file was written by a newer Umwelt (schema {version}, this build knows {CURRENT_VERSION}); update Umwelt to open it"
         )));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
-        let tx = conn.transaction()?;
+        let tx = super::write_tx(conn)?;
+        // Another process opening the file at the same time may have run this one since the
+        // version was read: read it again under the write lock (dropping `tx` writes nothing).
+        if user_version(&tx)? > i {
+            continue;
+        }
         tx.execute_batch(&sql.replace("{EMBED_DIM}", &EMBED_DIM.to_string()))?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         tx.commit()?;

@@ -3,7 +3,7 @@
 
 use rusqlite::params;
 
-use super::{f32_bytes, MemoryId, NewMemory, Store, DEFAULT_SCOPE, MAX_TEXT_BYTES};
+use super::{f32_bytes, write_tx, MemoryId, NewMemory, Store, DEFAULT_SCOPE, MAX_TEXT_BYTES};
 use crate::clock::now_ms;
 use crate::embed::{EMBED_DIM, EMBED_MODEL_ID};
 use crate::error::{Error, Result};
@@ -62,7 +62,7 @@ impl Store {
             }
         }
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        let tx = write_tx(&mut conn)?;
         let mut written = Vec::with_capacity(rows.len());
         {
             let mut holder_st = tx.prepare_cached(

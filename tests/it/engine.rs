@@ -102,6 +102,62 @@ fn writes_after_the_index_is_loaded_are_found_and_deletes_are_gone() {
 }
 
 #[test]
+fn another_connections_writes_reach_a_loaded_index_on_both_paths() {
+    // Two stores on one file are two connections, as two processes are (tests/it/writers.rs
+    // runs real ones): what one writes, the other's loaded index must see before it answers.
+    let _g = common::exclusive();
+    let (_d, c) = corpus(3000);
+    let (a, b) = (Store::open(&c.path).unwrap(), Store::open(&c.path).unwrap());
+    let mut rng = Rng::new(23);
+    let ids = |q: &[f32], s: Option<&str>| -> Vec<i64> {
+        a.recall_vector(q, "bench", s, 10, c.now)
+            .unwrap()
+            .iter()
+            .map(|h| h.memory.id)
+            .collect()
+    };
+    for on in [true, false] {
+        optimisations::set_enabled(Some(on));
+        let q = rng.vector();
+        let top = ids(&q, None)[0]; // loads a's index (when on)
+        let session = a.get(top).unwrap().session;
+        b.delete(top).unwrap();
+        for s in [None, Some(session.as_str())] {
+            let after = ids(&q, s);
+            assert!(!after.contains(&top), "on={on}, session {s:?}: {after:?}");
+        }
+        let v = rng.vector();
+        let new = b
+            .remember_with_vector(
+                &NewMemory {
+                    scope: "bench",
+                    session: &format!("from-b-{on}"),
+                    text: "written by the other connection",
+                    ..Default::default()
+                },
+                &v,
+            )
+            .unwrap();
+        assert_eq!(ids(&v, None)[0], new, "on={on}");
+        assert_eq!(ids(&v, Some(&format!("from-b-{on}"))), [new], "on={on}");
+        // A change elsewhere in the file (history) leaves the answers as they were.
+        let before = ids(&q, None);
+        b.append_message("bench", "chat", "user", "hello").unwrap();
+        b.flush().unwrap();
+        assert_eq!(ids(&q, None), before, "on={on}");
+    }
+    // After both rounds of changes, the refreshed index answers as the plain path does.
+    for _ in 0..10 {
+        let q = rng.vector();
+        optimisations::set_enabled(Some(true));
+        let fast = ids(&q, None);
+        optimisations::set_enabled(Some(false));
+        assert_eq!(fast, ids(&q, None));
+    }
+    optimisations::set_enabled(None);
+}
+
+#[test]
 fn forget_removes_a_scope_and_touches_nothing_else() {
     let _process = common::shared();
     let (_d, c) = corpus(300);

@@ -21,6 +21,7 @@
 //! | `speaker` | streamed playback, paced and through ALSA, without gaps |
 //! | `bad_models` | a missing or damaged model is reported clearly |
 //! | `cli` | `umwelt-cli` round trips, refusals and the fast bench |
+//! | `writers` | two processes on one file: writes wait their turn, recall sees the others' writes |
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -37,3 +38,4 @@ mod speaker;
 mod speech;
 mod store;
 mod voice;
+mod writers;
