@@ -1,8 +1,10 @@
 //! The user's choices that outlive a session (voice, speed, speaker, microphone), kept as one
-//! small JSON file beside the memories. Written atomically (temp file, then rename), so a crash
-//! mid-write leaves the old settings; a damaged file is reported and replaced by the defaults, a setting
+//! small JSON file beside the memories. Written atomically (a unique temporary file, fsync'd,
+//! renamed, the folder fsync'd), so a crash or a power cut mid-write leaves the old settings and
+//! concurrent saves never mix; a damaged file is reported and replaced by the defaults, a setting
 //! that cannot be used (a NUL in the vocabulary) is reset alone, never fatal.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -249,18 +251,32 @@ impl SettingsFile {
         )
     }
 
-    /// Validate and save.
+    /// Validate and save: a unique temporary file in the same folder, written and fsync'd, then
+    /// renamed over the settings and the folder fsync'd. Saves at the same time never mix (each
+    /// writes its own temporary file; the last rename wins whole), and a power cut leaves either
+    /// the old settings or the new ones.
     pub fn save(&self, s: &Settings) -> Result<()> {
         s.validate()?;
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(Error::io(format!("creating {}", dir.display())))?;
-        }
-        let tmp = self.path.with_extension("json.tmp");
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
         let text = serde_json::to_string_pretty(s).expect("settings serialise");
-        std::fs::write(&tmp, text).map_err(Error::io(format!("writing {}", tmp.display())))?;
-        std::fs::rename(&tmp, &self.path)
-            .map_err(Error::io(format!("saving {}", self.path.display())))
+        let write = || -> std::io::Result<()> {
+            let mut tmp = tempfile::Builder::new()
+                .prefix(".settings.")
+                .suffix(".tmp")
+                .tempfile_in(dir)?;
+            tmp.write_all(text.as_bytes())?;
+            tmp.as_file().sync_all()?;
+            tmp.persist(&self.path).map_err(|e| e.error)?;
+            std::fs::File::open(dir)?.sync_all()
+        };
+        write().map_err(Error::io(format!(
+            "saving the settings to {} (check free disk space and the folder's permissions)",
+            self.path.display()
+        )))
     }
 }
 
@@ -390,5 +406,44 @@ mod tests {
         assert!(dir.path().join("settings.json.damaged").exists());
         // The repaired settings were saved: the next start is quiet.
         assert_eq!(f.load(), (loaded, None));
+    }
+
+    #[test]
+    fn concurrent_saves_never_mix_and_leave_one_of_the_saved_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = std::sync::Arc::new(SettingsFile::new(dir.path().join("settings.json")));
+        let each = |t: u32, i: u32| Settings {
+            vocabulary: format!("thread {t} save {i} ").repeat(1 + (i as usize % 7)),
+            unload_after_minutes: t * 100 + i,
+            speaker: i.is_multiple_of(2).then(|| format!("speaker {t}")),
+            ..Settings::default()
+        };
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let f = f.clone();
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        f.save(&each(t, i)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("no save failed");
+        }
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        let last: Settings = serde_json::from_str(&text).expect("the file is whole");
+        let (t, i) = (
+            last.unload_after_minutes / 100,
+            last.unload_after_minutes % 100,
+        );
+        assert!(t < 8 && i < 50, "{last:?}");
+        assert_eq!(last, each(t, i));
+        // No temporary file is left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("settings.json")]);
     }
 }

@@ -72,7 +72,9 @@ export const commands = {
 	getSettings: () => __TAURI_INVOKE<Settings>("get_settings"),
 	/**
 	 *  Validate, save and use new settings: a new speech model is loaded at the next dictation, a
-	 *  new shortcut is registered at once (one another program holds is an error to show).
+	 *  new shortcut is registered at once (one another program holds is an error to show). The
+	 *  shortcut is registered before anything is saved, so a refused shortcut is never saved; if the
+	 *  save then fails, the old shortcut is registered again.
 	 */
 	saveSettings: (settings: Settings) => __TAURI_INVOKE<Settings>("save_settings", { settings }),
 };
