@@ -7,7 +7,7 @@ use tauri::test::{
     get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY,
 };
 use tauri::webview::InvokeRequest;
-use tauri::WebviewWindow;
+use tauri::{Manager, WebviewWindow};
 use umwelt_app::state::AppState;
 
 fn app(data_dir: &std::path::Path) -> (tauri::App<MockRuntime>, WebviewWindow<MockRuntime>) {
@@ -89,4 +89,31 @@ fn engine_errors_reach_the_web_view_with_a_kind_and_a_message() {
     assert_eq!(e["kind"], "not_found", "{e}");
     let e = invoke(&w, "discard_draft", json!({ "id": "../settings" })).unwrap_err();
     assert_eq!(e["kind"], "input", "{e}");
+}
+
+#[test]
+fn history_and_turns_queued_when_the_app_exits_are_written() {
+    use umwelt::store::journal::Turn;
+    let dir = tempfile::tempdir().unwrap();
+    let (app, _w) = app(dir.path());
+    let state = app.state::<AppState>();
+    for i in 0..20 {
+        state
+            .store
+            .append_message("me", "voice", "user", &format!("m{i}"))
+            .unwrap();
+    }
+    let turn = Turn {
+        user_text: "what did I say".into(),
+        reply_text: "buy milk".into(),
+        stages: Vec::new(),
+        at: 1,
+    };
+    state.store.log_turn("me", "voice", turn.clone()).unwrap();
+    // The app leaves through process::exit: its store is never dropped. Its exit event is all
+    // that runs.
+    umwelt_app::on_event(app.handle(), &tauri::RunEvent::Exit);
+    let other = umwelt::Store::open(dir.path().join("memories.sqlite")).unwrap();
+    assert_eq!(other.history("me", "voice", 100).unwrap().len(), 20);
+    assert_eq!(other.turns("me", "voice", 10).unwrap(), vec![turn]);
 }
