@@ -117,3 +117,38 @@ fn history_and_turns_queued_when_the_app_exits_are_written() {
     assert_eq!(other.history("me", "voice", 100).unwrap().len(), 20);
     assert_eq!(other.turns("me", "voice", 10).unwrap(), vec![turn]);
 }
+
+#[test]
+fn a_fractional_id_is_refused_and_deletes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, w) = app(dir.path());
+    let mut ids = Vec::new();
+    for text in ["one", "two", "three", "four"] {
+        ids.push(invoke(&w, "remember", json!({ "text": text })).unwrap()["id"].clone());
+    }
+    assert_eq!(ids[2], json!(3));
+    // 3.9 must not become 3 (a float truncated to an integer).
+    let e = invoke(&w, "delete_memory", json!({ "id": 3.9 })).unwrap_err();
+    assert!(e.to_string().contains("id"), "{e}");
+    let list = invoke(&w, "list_memories", json!({ "limit": 10 })).unwrap();
+    let texts: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["four", "three", "two", "one"],
+        "memory 3 is still there"
+    );
+    invoke(&w, "delete_memory", json!({ "id": 3 })).unwrap();
+    assert_eq!(
+        invoke(&w, "list_memories", json!({ "limit": 10 }))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}

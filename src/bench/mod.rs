@@ -55,13 +55,44 @@ pub fn scenarios() -> Vec<ScenarioView> {
 pub struct BenchConfig {
     /// Scenario names; empty means all (or all that need no model, with `fast`).
     pub scenarios: Vec<String>,
-    /// Corpus sizes for the size-dependent scenarios; empty means each scenario's defaults.
+    /// Corpus sizes for the size-dependent scenarios, 1 to 2 000 000 ([`MAX_SIZE`]); empty means
+    /// each scenario's defaults.
     pub sizes: Vec<usize>,
     /// Only what needs no model.
     pub fast: bool,
-    /// Measured iterations (default 30; scenarios that rewrite a store use fewer).
+    /// Measured iterations, 1 to 10 000 ([`MAX_ITERATIONS`]); default 30, fewer for scenarios
+    /// that rewrite a store.
     pub iterations: Option<usize>,
+    /// Warm-up iterations, discarded: 0 to 10 000 (default 3).
     pub warmup: Option<usize>,
+}
+
+/// The largest corpus a run may ask for (memories).
+pub const MAX_SIZE: usize = 2_000_000;
+/// The most iterations (measured, or warm-up) a run may ask for.
+pub const MAX_ITERATIONS: usize = 10_000;
+
+impl BenchConfig {
+    /// Refuse sizes and iteration counts outside the limits (a size of 0 or over
+    /// [`MAX_SIZE`], 0 iterations or over [`MAX_ITERATIONS`]), with a message that gives them.
+    pub fn validate(&self) -> crate::Result<()> {
+        if let Some(bad) = self.sizes.iter().find(|&&s| s == 0 || s > MAX_SIZE) {
+            return Err(crate::Error::InvalidInput(format!(
+                "a corpus size of {bad} is outside the limits: sizes are 1 to 2 000 000 memories"
+            )));
+        }
+        if let Some(bad) = self.iterations.filter(|&i| i == 0 || i > MAX_ITERATIONS) {
+            return Err(crate::Error::InvalidInput(format!(
+                "{bad} iterations is outside the limits: iterations are 1 to 10 000"
+            )));
+        }
+        if let Some(bad) = self.warmup.filter(|&w| w > MAX_ITERATIONS) {
+            return Err(crate::Error::InvalidInput(format!(
+                "{bad} warm-up iterations is outside the limits: warm-up iterations are 0 to 10 000"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// One row of results.
@@ -298,6 +329,53 @@ mod tests {
             (m.p50_ms, m.min_ms, m.max_ms, m.iterations),
             (3.0, 1.0, 5.0, 3)
         );
+    }
+
+    #[test]
+    fn sizes_and_iterations_outside_the_limits_are_refused_with_the_limits() {
+        let never = AtomicBool::new(false);
+        for (config, says) in [
+            (
+                BenchConfig {
+                    sizes: vec![1_000, 2_000_001],
+                    ..Default::default()
+                },
+                "sizes are 1 to 2 000 000",
+            ),
+            (
+                BenchConfig {
+                    sizes: vec![0],
+                    ..Default::default()
+                },
+                "sizes are 1 to 2 000 000",
+            ),
+            (
+                BenchConfig {
+                    iterations: Some(10_001),
+                    ..Default::default()
+                },
+                "iterations are 1 to 10 000",
+            ),
+            (
+                BenchConfig {
+                    iterations: Some(0),
+                    ..Default::default()
+                },
+                "iterations are 1 to 10 000",
+            ),
+        ] {
+            // Refused before anything runs (a size this big would take hours to build).
+            match run(&config, &mut |_| panic!("nothing may run"), &never) {
+                Err(crate::Error::InvalidInput(m)) => assert!(m.contains(says), "{m}"),
+                other => panic!("{config:?}: {other:?}"),
+            }
+        }
+        let edge = BenchConfig {
+            sizes: vec![1, MAX_SIZE],
+            iterations: Some(MAX_ITERATIONS),
+            ..Default::default()
+        };
+        edge.validate().unwrap();
     }
 
     #[test]

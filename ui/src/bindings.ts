@@ -95,12 +95,19 @@ export const events = {
 export type BenchConfig = {
 	/**  Scenario names; empty means all (or all that need no model, with `fast`). */
 	scenarios: string[],
-	/**  Corpus sizes for the size-dependent scenarios; empty means each scenario's defaults. */
+	/**
+	 *  Corpus sizes for the size-dependent scenarios, 1 to 2 000 000 ([`MAX_SIZE`]); empty means
+	 *  each scenario's defaults.
+	 */
 	sizes: number[],
 	/**  Only what needs no model. */
 	fast: boolean,
-	/**  Measured iterations (default 30; scenarios that rewrite a store use fewer). */
+	/**
+	 *  Measured iterations, 1 to 10 000 ([`MAX_ITERATIONS`]); default 30, fewer for scenarios
+	 *  that rewrite a store.
+	 */
 	iterations: number | null,
+	/**  Warm-up iterations, discarded: 0 to 10 000 (default 3). */
 	warmup: number | null,
 };
 

@@ -77,6 +77,7 @@ impl Suite {
 
     /// Which of its scenarios and sizes a config asks for.
     pub fn plan(&self, config: &BenchConfig) -> Result<Vec<(&'static Scenario, usize)>> {
+        config.validate()?;
         for s in &config.scenarios {
             if !self.scenarios().any(|i| i.name == s) {
                 let names: Vec<&str> = self.scenarios().map(|i| i.name).collect();
