@@ -47,11 +47,56 @@ pub enum Error {
     /// The microphone or an audio file could not be used.
     #[error("{0}")]
     Audio(String),
+
+    /// Work on another thread panicked (a bug); what it was doing and the panic's message.
+    #[error("{what} failed unexpectedly ({detail}). This is a fault in Umwelt: nothing was lost; try again, and report it if it repeats.")]
+    Crashed { what: String, detail: String },
 }
 
 impl Error {
     pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
         let context = context.into();
         move |source| Error::Io { context, source }
+    }
+
+    /// A panic's payload as an error: `what` was being done when it happened.
+    pub fn from_panic(what: impl Into<String>, payload: Box<dyn std::any::Any + Send>) -> Error {
+        let detail = if let Some(s) = payload.downcast_ref::<&str>() {
+            (*s).to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "no message".to_string()
+        };
+        Error::Crashed {
+            what: what.into(),
+            detail,
+        }
+    }
+}
+
+/// Run `f`, turning a panic inside it into [`Error::Crashed`] (`what` names the work): a worker
+/// thread reports a bug as an error instead of dying with it.
+pub fn catch_panic<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| Err(Error::from_panic(what, payload)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_error_that_says_what_was_being_done() {
+        let e = catch_panic::<()>("hearing the dictation", || {
+            panic!("Initial prompt contains null byte")
+        })
+        .unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("hearing the dictation") && m.contains("null byte"),
+            "{m}"
+        );
+        assert_eq!(catch_panic("x", || Ok(3)).unwrap(), 3);
     }
 }

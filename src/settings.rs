@@ -1,8 +1,10 @@
 //! The user's choices that outlive a session (voice, speed, speaker, microphone), kept as one
-//! small JSON file beside the memories. Written atomically (temp file, then rename), so a crash
-//! mid-write leaves the old settings; a damaged file is reported and replaced by the defaults,
-//! never fatal.
+//! small JSON file beside the memories. Written atomically (a unique temporary file, fsync'd,
+//! renamed, the folder fsync'd), so a crash or a power cut mid-write leaves the old settings and
+//! concurrent saves never mix; a damaged file is reported and replaced by the defaults, a setting
+//! that cannot be used (a NUL in the vocabulary) is reset alone, never fatal.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -87,31 +89,96 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Check a new set of settings before it is saved.
+    /// Check a new set of settings before it is saved: the first problem, as an
+    /// [`Error::InvalidInput`] that names the setting.
     pub fn validate(&self) -> Result<()> {
-        if !voice::voices().iter().any(|v| v.id == self.voice) {
-            return Err(Error::InvalidInput(format!(
-                "there is no voice '{}'",
-                self.voice
-            )));
+        match self.problems().into_iter().next() {
+            Some((_, problem)) => Err(Error::InvalidInput(problem)),
+            None => Ok(()),
+        }
+    }
+
+    /// Every setting that cannot be used: (its field, a sentence for the user).
+    fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        // Text that reaches C (whisper's prompt, the device and shortcut names) must hold no NUL,
+        // and none of it has a use for control characters (the vocabulary may break lines).
+        for (field, name, text, allowed) in [
+            ("voice", "the voice", Some(self.voice.as_str()), ""),
+            ("speaker", "the speaker's name", self.speaker.as_deref(), ""),
+            (
+                "microphone",
+                "the microphone's name",
+                self.microphone.as_deref(),
+                "",
+            ),
+            (
+                "vocabulary",
+                "the vocabulary",
+                Some(self.vocabulary.as_str()),
+                "\n\t\r",
+            ),
+            ("shortcut", "the shortcut", Some(self.shortcut.as_str()), ""),
+        ] {
+            if let Some(c) = text
+                .into_iter()
+                .flat_map(str::chars)
+                .find(|c| c.is_control() && !allowed.contains(*c))
+            {
+                out.push((
+                    field,
+                    format!(
+                        "{name} contains an invisible control character (U+{:04X}); remove it and save again",
+                        c as u32
+                    ),
+                ));
+            }
+        }
+        if !out.iter().any(|(f, _)| *f == "voice")
+            && !voice::voices().iter().any(|v| v.id == self.voice)
+        {
+            out.push(("voice", format!("there is no voice '{}'", self.voice)));
         }
         if !(0.5..=2.0).contains(&self.speed) || self.speed.is_nan() {
-            return Err(Error::InvalidInput(format!(
-                "reading speed {} is outside 0.5–2.0",
-                self.speed
-            )));
+            out.push((
+                "speed",
+                format!("reading speed {} is outside 0.5–2.0", self.speed),
+            ));
         }
         if self.vocabulary.chars().count() > 600 {
-            return Err(Error::InvalidInput(
+            out.push((
+                "vocabulary",
                 "the vocabulary is too long: whisper reads at most about 200 words of it".into(),
             ));
         }
         if self.unload_after_minutes > 24 * 60 {
-            return Err(Error::InvalidInput(
+            out.push((
+                "unload_after_minutes",
                 "unload after at most 1 440 minutes (a day), or 0 to keep the model loaded".into(),
             ));
         }
-        Ok(())
+        out
+    }
+
+    /// These settings with every setting that cannot be used put back to its default, and a
+    /// sentence for each one reset (none: nothing was wrong).
+    pub fn repaired(mut self) -> (Settings, Vec<String>) {
+        let d = Settings::default();
+        let mut notes = Vec::new();
+        for (field, problem) in self.problems() {
+            match field {
+                "voice" => self.voice = d.voice.clone(),
+                "speed" => self.speed = d.speed,
+                "speaker" => self.speaker = d.speaker.clone(),
+                "microphone" => self.microphone = d.microphone.clone(),
+                "vocabulary" => self.vocabulary = d.vocabulary.clone(),
+                "shortcut" => self.shortcut = d.shortcut.clone(),
+                "unload_after_minutes" => self.unload_after_minutes = d.unload_after_minutes,
+                _ => unreachable!("every field problems() names is reset here"),
+            }
+            notes.push(format!("{problem}: it was reset to the default"));
+        }
+        (self, notes)
     }
 
     /// How dictation decodes with these settings.
@@ -144,41 +211,72 @@ impl SettingsFile {
         &self.path
     }
 
-    /// The saved settings; the defaults when there is no file yet. A damaged file is kept aside
-    /// as `settings.json.damaged` and the defaults are returned with a note of what happened.
+    /// The saved settings; the defaults when there is no file yet. A file that is not settings
+    /// at all is kept aside as `settings.json.damaged` and the defaults are returned with a note
+    /// of what happened. A setting that cannot be used (a NUL in the vocabulary, a voice that is
+    /// gone) is put back to its default, the others kept, and the note says which; the file as
+    /// it was is kept aside too, and the repaired settings are saved.
     pub fn load(&self) -> (Settings, Option<String>) {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
             Err(_) => return (Settings::default(), None),
         };
-        match serde_json::from_str::<Settings>(&text) {
-            Ok(s) if s.validate().is_ok() => (s, None),
-            Ok(_) | Err(_) => {
-                let aside = self.path.with_extension("json.damaged");
-                let _ = std::fs::rename(&self.path, &aside);
-                (
-                    Settings::default(),
-                    Some(format!(
-                        "the settings file was damaged and has been reset (the old one is {})",
-                        aside.display()
-                    )),
-                )
-            }
+        let aside = self.path.with_extension("json.damaged");
+        let Ok(loaded) = serde_json::from_str::<Settings>(&text) else {
+            let _ = std::fs::rename(&self.path, &aside);
+            return (
+                Settings::default(),
+                Some(format!(
+                    "the settings file was damaged and has been reset (the old one is {})",
+                    aside.display()
+                )),
+            );
+        };
+        let (settings, notes) = loaded.repaired();
+        if notes.is_empty() {
+            return (settings, None);
         }
+        let _ = std::fs::copy(&self.path, &aside);
+        let saved = match self.save(&settings) {
+            Ok(()) => String::new(),
+            Err(e) => format!(" (the repaired settings were not saved: {e})"),
+        };
+        (
+            settings,
+            Some(format!(
+                "some settings could not be used: {}; the rest are kept (the old file is {}){saved}",
+                notes.join("; "),
+                aside.display()
+            )),
+        )
     }
 
-    /// Validate and save.
+    /// Validate and save: a unique temporary file in the same folder, written and fsync'd, then
+    /// renamed over the settings and the folder fsync'd. Saves at the same time never mix (each
+    /// writes its own temporary file; the last rename wins whole), and a power cut leaves either
+    /// the old settings or the new ones.
     pub fn save(&self, s: &Settings) -> Result<()> {
         s.validate()?;
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(Error::io(format!("creating {}", dir.display())))?;
-        }
-        let tmp = self.path.with_extension("json.tmp");
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
         let text = serde_json::to_string_pretty(s).expect("settings serialise");
-        std::fs::write(&tmp, text).map_err(Error::io(format!("writing {}", tmp.display())))?;
-        std::fs::rename(&tmp, &self.path)
-            .map_err(Error::io(format!("saving {}", self.path.display())))
+        let write = || -> std::io::Result<()> {
+            let mut tmp = tempfile::Builder::new()
+                .prefix(".settings.")
+                .suffix(".tmp")
+                .tempfile_in(dir)?;
+            tmp.write_all(text.as_bytes())?;
+            tmp.as_file().sync_all()?;
+            tmp.persist(&self.path).map_err(|e| e.error)?;
+            std::fs::File::open(dir)?.sync_all()
+        };
+        write().map_err(Error::io(format!(
+            "saving the settings to {} (check free disk space and the folder's permissions)",
+            self.path.display()
+        )))
     }
 }
 
@@ -226,5 +324,126 @@ mod tests {
         assert_eq!(loaded, Settings::default());
         assert!(note.unwrap().contains("damaged"));
         assert!(dir.path().join("settings.json.damaged").exists());
+    }
+
+    #[test]
+    fn a_nul_in_a_setting_is_refused_on_save_and_names_the_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = SettingsFile::new(dir.path().join("settings.json"));
+        let good = Settings {
+            vocabulary: "Siobhan".into(),
+            ..Settings::default()
+        };
+        f.save(&good).unwrap();
+        for (bad, named) in [
+            (
+                Settings {
+                    vocabulary: "Siob\0han".into(),
+                    ..good.clone()
+                },
+                "vocabulary",
+            ),
+            (
+                Settings {
+                    shortcut: "Ctrl+\0".into(),
+                    ..good.clone()
+                },
+                "shortcut",
+            ),
+            (
+                Settings {
+                    voice: "af_heart\u{7}".into(),
+                    ..good.clone()
+                },
+                "voice",
+            ),
+            (
+                Settings {
+                    microphone: Some("mic\0".into()),
+                    ..good.clone()
+                },
+                "microphone",
+            ),
+        ] {
+            match f.save(&bad) {
+                Err(Error::InvalidInput(m)) => assert!(m.contains(named), "{m}"),
+                other => panic!("{named}: {other:?}"),
+            }
+        }
+        assert_eq!(f.load(), (good, None), "a refused save changes nothing");
+        // Lines in the vocabulary are fine.
+        let lines = Settings {
+            vocabulary: "Siobhan\nKubernetes".into(),
+            ..Settings::default()
+        };
+        f.save(&lines).unwrap();
+    }
+
+    #[test]
+    fn a_loaded_file_with_a_nul_in_the_vocabulary_resets_that_setting_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = SettingsFile::new(dir.path().join("settings.json"));
+        std::fs::write(
+            f.path(),
+            r#"{"voice":"bm_george","speed":1.25,"vocabulary":"Siob\u0000han","shortcut":"Ctrl+Shift+D"}"#,
+        )
+        .unwrap();
+        let (loaded, note) = f.load();
+        assert_eq!(
+            loaded,
+            Settings {
+                voice: "bm_george".into(),
+                speed: 1.25,
+                shortcut: "Ctrl+Shift+D".into(),
+                ..Settings::default()
+            }
+        );
+        let note = note.expect("the user is told");
+        assert!(
+            note.contains("vocabulary") && note.contains("reset"),
+            "{note}"
+        );
+        assert!(dir.path().join("settings.json.damaged").exists());
+        // The repaired settings were saved: the next start is quiet.
+        assert_eq!(f.load(), (loaded, None));
+    }
+
+    #[test]
+    fn concurrent_saves_never_mix_and_leave_one_of_the_saved_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = std::sync::Arc::new(SettingsFile::new(dir.path().join("settings.json")));
+        let each = |t: u32, i: u32| Settings {
+            vocabulary: format!("thread {t} save {i} ").repeat(1 + (i as usize % 7)),
+            unload_after_minutes: t * 100 + i,
+            speaker: i.is_multiple_of(2).then(|| format!("speaker {t}")),
+            ..Settings::default()
+        };
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let f = f.clone();
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        f.save(&each(t, i)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("no save failed");
+        }
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        let last: Settings = serde_json::from_str(&text).expect("the file is whole");
+        let (t, i) = (
+            last.unload_after_minutes / 100,
+            last.unload_after_minutes % 100,
+        );
+        assert!(t < 8 && i < 50, "{last:?}");
+        assert_eq!(last, each(t, i));
+        // No temporary file is left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("settings.json")]);
     }
 }

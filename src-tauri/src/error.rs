@@ -48,7 +48,7 @@ impl From<umwelt::Error> for CommandError {
             ModelMissing { .. } | ModelCorrupt { .. } | ModelLoad { .. } => ErrorKind::Model,
             Audio(_) => ErrorKind::Audio,
             Cancelled => ErrorKind::Cancelled,
-            Db(_) | Io { .. } => ErrorKind::Internal,
+            Db(_) | Io { .. } | Crashed { .. } => ErrorKind::Internal,
         };
         CommandError::new(kind, e.to_string())
     }

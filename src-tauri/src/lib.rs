@@ -32,7 +32,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
 
 /// Run the desktop app.
 pub fn run() {
-    with_commands(tauri::Builder::default())
+    let app = with_commands(tauri::Builder::default())
         .setup(|app| {
             let started = std::time::Instant::now();
             let state = state::AppState::open(umwelt::paths::data_dir())?;
@@ -57,9 +57,33 @@ pub fn run() {
             app.manage(state);
             Ok(())
         })
-        .run(tauri::generate_context!())
+        .build(tauri::generate_context!())
         .unwrap_or_else(|e| {
             eprintln!("Umwelt could not start: {e}");
             std::process::exit(1);
         });
+    app.run(|app, event| on_event(app, &event));
+}
+
+/// What the app does on its event loop's own events: when the window closes and when the app
+/// exits, the history and turn log still queued in the store's journal are written. (Tauri
+/// leaves through `process::exit`, so no destructor would write them.)
+pub fn on_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: &tauri::RunEvent) {
+    let closing = matches!(
+        event,
+        tauri::RunEvent::ExitRequested { .. }
+            | tauri::RunEvent::Exit
+            | tauri::RunEvent::WindowEvent {
+                event: tauri::WindowEvent::CloseRequested { .. } | tauri::WindowEvent::Destroyed,
+                ..
+            }
+    );
+    if !closing {
+        return;
+    }
+    if let Some(state) = app.try_state::<state::AppState>() {
+        if let Err(e) = state.store.flush() {
+            eprintln!("umwelt: the last history entries could not be written: {e}");
+        }
+    }
 }

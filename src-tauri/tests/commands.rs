@@ -7,7 +7,7 @@ use tauri::test::{
     get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY,
 };
 use tauri::webview::InvokeRequest;
-use tauri::WebviewWindow;
+use tauri::{Manager, WebviewWindow};
 use umwelt_app::state::AppState;
 
 fn app(data_dir: &std::path::Path) -> (tauri::App<MockRuntime>, WebviewWindow<MockRuntime>) {
@@ -89,4 +89,66 @@ fn engine_errors_reach_the_web_view_with_a_kind_and_a_message() {
     assert_eq!(e["kind"], "not_found", "{e}");
     let e = invoke(&w, "discard_draft", json!({ "id": "../settings" })).unwrap_err();
     assert_eq!(e["kind"], "input", "{e}");
+}
+
+#[test]
+fn history_and_turns_queued_when_the_app_exits_are_written() {
+    use umwelt::store::journal::Turn;
+    let dir = tempfile::tempdir().unwrap();
+    let (app, _w) = app(dir.path());
+    let state = app.state::<AppState>();
+    for i in 0..20 {
+        state
+            .store
+            .append_message("me", "voice", "user", &format!("m{i}"))
+            .unwrap();
+    }
+    let turn = Turn {
+        user_text: "what did I say".into(),
+        reply_text: "buy milk".into(),
+        stages: Vec::new(),
+        at: 1,
+    };
+    state.store.log_turn("me", "voice", turn.clone()).unwrap();
+    // The app leaves through process::exit: its store is never dropped. Its exit event is all
+    // that runs.
+    umwelt_app::on_event(app.handle(), &tauri::RunEvent::Exit);
+    let other = umwelt::Store::open(dir.path().join("memories.sqlite")).unwrap();
+    assert_eq!(other.history("me", "voice", 100).unwrap().len(), 20);
+    assert_eq!(other.turns("me", "voice", 10).unwrap(), vec![turn]);
+}
+
+#[test]
+fn a_fractional_id_is_refused_and_deletes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, w) = app(dir.path());
+    let mut ids = Vec::new();
+    for text in ["one", "two", "three", "four"] {
+        ids.push(invoke(&w, "remember", json!({ "text": text })).unwrap()["id"].clone());
+    }
+    assert_eq!(ids[2], json!(3));
+    // 3.9 must not become 3 (a float truncated to an integer).
+    let e = invoke(&w, "delete_memory", json!({ "id": 3.9 })).unwrap_err();
+    assert!(e.to_string().contains("id"), "{e}");
+    let list = invoke(&w, "list_memories", json!({ "limit": 10 })).unwrap();
+    let texts: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["four", "three", "two", "one"],
+        "memory 3 is still there"
+    );
+    invoke(&w, "delete_memory", json!({ "id": 3 })).unwrap();
+    assert_eq!(
+        invoke(&w, "list_memories", json!({ "limit": 10 }))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 }

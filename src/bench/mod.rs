@@ -55,13 +55,44 @@ pub fn scenarios() -> Vec<ScenarioView> {
 pub struct BenchConfig {
     /// Scenario names; empty means all (or all that need no model, with `fast`).
     pub scenarios: Vec<String>,
-    /// Corpus sizes for the size-dependent scenarios; empty means each scenario's defaults.
+    /// Corpus sizes for the size-dependent scenarios, 1 to 2 000 000 ([`MAX_SIZE`]); empty means
+    /// each scenario's defaults.
     pub sizes: Vec<usize>,
     /// Only what needs no model.
     pub fast: bool,
-    /// Measured iterations (default 30; scenarios that rewrite a store use fewer).
+    /// Measured iterations, 1 to 10 000 ([`MAX_ITERATIONS`]); default 30, fewer for scenarios
+    /// that rewrite a store.
     pub iterations: Option<usize>,
+    /// Warm-up iterations, discarded: 0 to 10 000 (default 3).
     pub warmup: Option<usize>,
+}
+
+/// The largest corpus a run may ask for (memories).
+pub const MAX_SIZE: usize = 2_000_000;
+/// The most iterations (measured, or warm-up) a run may ask for.
+pub const MAX_ITERATIONS: usize = 10_000;
+
+impl BenchConfig {
+    /// Refuse sizes and iteration counts outside the limits (a size of 0 or over
+    /// [`MAX_SIZE`], 0 iterations or over [`MAX_ITERATIONS`]), with a message that gives them.
+    pub fn validate(&self) -> crate::Result<()> {
+        if let Some(bad) = self.sizes.iter().find(|&&s| s == 0 || s > MAX_SIZE) {
+            return Err(crate::Error::InvalidInput(format!(
+                "a corpus size of {bad} is outside the limits: sizes are 1 to 2 000 000 memories"
+            )));
+        }
+        if let Some(bad) = self.iterations.filter(|&i| i == 0 || i > MAX_ITERATIONS) {
+            return Err(crate::Error::InvalidInput(format!(
+                "{bad} iterations is outside the limits: iterations are 1 to 10 000"
+            )));
+        }
+        if let Some(bad) = self.warmup.filter(|&w| w > MAX_ITERATIONS) {
+            return Err(crate::Error::InvalidInput(format!(
+                "{bad} warm-up iterations is outside the limits: warm-up iterations are 0 to 10 000"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// One row of results.
@@ -172,8 +203,8 @@ pub fn command_for(config: &BenchConfig) -> String {
 }
 
 /// Run the scenarios of the default suite that `config` names. `progress` is called before each
-/// step; `cancel` is checked between iterations, and a cancelled run returns what it measured so
-/// far. Another suite runs through [`Suite::run`].
+/// step; `cancel` is checked between iterations (warm-up ones too), and a cancelled run returns
+/// what it measured so far (a step cancelled before its first sample gives no row). Another suite runs through [`Suite::run`].
 pub fn run(
     config: &BenchConfig,
     progress: &mut dyn FnMut(&Progress),
@@ -194,9 +225,92 @@ pub fn parse_report(json: &str) -> crate::Result<Report> {
             "this JSON is not an Umwelt benchmark report (expected \"format\": \"{REPORT_FORMAT}\"); export one with `umwelt-cli bench --json FILE`"
         )));
     }
+    if let Some(row) = unmeasured_rows(&value).first() {
+        return Err(crate::Error::InvalidInput(format!(
+            "this benchmark report holds a row that was never measured ({row}: no samples, its timings are null); it comes from a run cancelled before it measured anything. Run the benchmark again and export that run"
+        )));
+    }
+    report_from_value(value)
+}
+
+/// A report from its JSON value, already known to be one.
+fn report_from_value(value: serde_json::Value) -> crate::Result<Report> {
     serde_json::from_value(value).map_err(|e| {
         crate::Error::InvalidInput(format!("this benchmark report is incomplete: {e}"))
     })
+}
+
+/// The timings every row must hold as numbers (a row with no samples had NaN, saved as null).
+const TIMINGS: [&str; 5] = ["p50_ms", "p95_ms", "p99_ms", "min_ms", "max_ms"];
+
+/// The rows of a report's JSON whose timings are not all numbers, each described for the user
+/// (`recall at size 1000, on`).
+fn unmeasured_rows(value: &serde_json::Value) -> Vec<String> {
+    let Some(rows) = value.get("results").and_then(|r| r.as_array()) else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter(|row| {
+            TIMINGS
+                .iter()
+                .any(|t| !row.get(t).is_some_and(|v| v.is_number()))
+        })
+        .map(|row| {
+            let field = |k: &str| row.get(k).map(|v| v.to_string()).unwrap_or_default();
+            format!(
+                "{} at size {}, {}",
+                field("scenario").trim_matches('"'),
+                field("size"),
+                field("mode").trim_matches('"')
+            )
+        })
+        .collect()
+}
+
+/// A kept run read back: rows that were never measured (kept by an older version from a run
+/// cancelled during warm-up) are left out, so the rest can be opened, exported and compared. A
+/// run with no measured row at all is an error that says to delete it.
+pub(crate) fn parse_kept_report(json: &str) -> crate::Result<Report> {
+    let mut value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        crate::Error::InvalidInput(format!(
+            "this kept benchmark run is damaged ({e}); delete it and run the benchmark again"
+        ))
+    })?;
+    if unmeasured_rows(&value).is_empty() {
+        return report_from_value(value);
+    }
+    if let Some(rows) = value.get_mut("results").and_then(|r| r.as_array_mut()) {
+        rows.retain(|row| {
+            TIMINGS
+                .iter()
+                .all(|t| row.get(t).is_some_and(|v| v.is_number()))
+        });
+        if rows.is_empty() {
+            return Err(crate::Error::InvalidInput(
+                "this benchmark run holds no measurement: it was cancelled before anything was measured. Delete it and run the benchmark again".into(),
+            ));
+        }
+    }
+    report_from_value(value)
+}
+
+/// Refuse to keep a report with a row that has no samples or a timing that is not a number.
+pub(crate) fn check_measured(report: &Report) -> crate::Result<()> {
+    if report.results.is_empty() {
+        return Err(crate::Error::InvalidInput(
+            "the benchmark was cancelled before anything was measured; nothing was kept".into(),
+        ));
+    }
+    for m in &report.results {
+        let numbers = [m.p50_ms, m.p95_ms, m.p99_ms, m.min_ms, m.max_ms];
+        if m.iterations == 0 || numbers.iter().any(|x| !x.is_finite()) {
+            return Err(crate::Error::InvalidInput(format!(
+                "the row {} at size {}, {} has no samples; a run is kept only with every row measured",
+                m.scenario, m.size, m.mode
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -215,6 +329,53 @@ mod tests {
             (m.p50_ms, m.min_ms, m.max_ms, m.iterations),
             (3.0, 1.0, 5.0, 3)
         );
+    }
+
+    #[test]
+    fn sizes_and_iterations_outside_the_limits_are_refused_with_the_limits() {
+        let never = AtomicBool::new(false);
+        for (config, says) in [
+            (
+                BenchConfig {
+                    sizes: vec![1_000, 2_000_001],
+                    ..Default::default()
+                },
+                "sizes are 1 to 2 000 000",
+            ),
+            (
+                BenchConfig {
+                    sizes: vec![0],
+                    ..Default::default()
+                },
+                "sizes are 1 to 2 000 000",
+            ),
+            (
+                BenchConfig {
+                    iterations: Some(10_001),
+                    ..Default::default()
+                },
+                "iterations are 1 to 10 000",
+            ),
+            (
+                BenchConfig {
+                    iterations: Some(0),
+                    ..Default::default()
+                },
+                "iterations are 1 to 10 000",
+            ),
+        ] {
+            // Refused before anything runs (a size this big would take hours to build).
+            match run(&config, &mut |_| panic!("nothing may run"), &never) {
+                Err(crate::Error::InvalidInput(m)) => assert!(m.contains(says), "{m}"),
+                other => panic!("{config:?}: {other:?}"),
+            }
+        }
+        let edge = BenchConfig {
+            sizes: vec![1, MAX_SIZE],
+            iterations: Some(MAX_ITERATIONS),
+            ..Default::default()
+        };
+        edge.validate().unwrap();
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use super::{parse_report, percentile, Report};
+use super::{check_measured, parse_kept_report, parse_report, percentile, Report};
 use crate::error::{Error, Result};
 
 /// A kept run, as the run list shows it.
@@ -112,7 +112,9 @@ impl Runs {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Keep `report`: refused (nothing kept) if a row has no samples.
     fn insert(&self, report: &Report, origin: &str) -> Result<RunSummary> {
+        check_measured(report)?;
         let json = serde_json::to_string(report).expect("a report serialises");
         let conn = self.conn();
         conn.execute(
@@ -133,8 +135,9 @@ impl Runs {
         self.insert(report, "app")
     }
 
-    /// Keep a run from a JSON file (`umwelt-cli bench --json`). A truncated or foreign file is
-    /// refused with a clear message and changes nothing.
+    /// Keep a run from a JSON file (`umwelt-cli bench --json`). A truncated or foreign file, or
+    /// one with a row never measured (null timings), is refused with a clear message and changes
+    /// nothing.
     pub fn import(&self, json: &str) -> Result<RunSummary> {
         let report = parse_report(json)?;
         self.insert(&report, "imported")
@@ -146,7 +149,7 @@ impl Runs {
         let mut st = conn.prepare("SELECT id, started_at, command, origin, report FROM run ORDER BY started_at DESC, id DESC")?;
         let rows = st.query_map([], |r| {
             let report: String = r.get(4)?;
-            let rows = serde_json::from_str::<Report>(&report)
+            let rows = parse_kept_report(&report)
                 .map(|x| x.results.len())
                 .unwrap_or(0);
             Ok(RunSummary {
@@ -160,14 +163,15 @@ impl Runs {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// One run in full.
+    /// One run in full. Rows an older version kept without samples are left out; a run with no
+    /// measured row is an error that says to delete it.
     pub fn get(&self, id: i64) -> Result<Report> {
         let json: Option<String> = self
             .conn()
             .query_row("SELECT report FROM run WHERE id = ?1", [id], |r| r.get(0))
             .optional()?;
         let json = json.ok_or_else(|| Error::NotFound(format!("benchmark run {id}")))?;
-        parse_report(&json)
+        parse_kept_report(&json)
     }
 
     /// Forget a run.
@@ -263,6 +267,50 @@ mod tests {
         }
         assert!(runs.list().unwrap().is_empty());
         assert_eq!(runs.import(&good).unwrap().origin, "imported");
+    }
+
+    #[test]
+    fn a_run_with_null_timings_is_refused_on_import_and_repaired_when_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
+        // What a run cancelled during warm-up used to keep: a row of NaN, saved as null.
+        let mut bad = report(1.0);
+        bad.results
+            .push(summarise("turnlog", 0, "on", vec![], None));
+        let json = serde_json::to_string(&bad).unwrap();
+        assert!(json.contains("\"p50_ms\":null"), "{json}");
+        let e = runs.import(&json).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidInput(m) if m.contains("never measured") && m.contains("turnlog")),
+            "{e}"
+        );
+        assert!(
+            runs.list().unwrap().is_empty(),
+            "a refused import keeps nothing"
+        );
+        // Nor is it kept from a run made here.
+        assert!(runs.save(&bad).is_err());
+        assert!(runs.list().unwrap().is_empty());
+        // One an older version kept opens without its unmeasured row...
+        let insert = |json: &str| {
+            let conn = runs.conn();
+            conn.execute(
+                "INSERT INTO run(started_at, command, origin, report) VALUES (1, 'x', 'app', ?1)",
+                [json],
+            )
+            .unwrap();
+            conn.last_insert_rowid()
+        };
+        let id = insert(&json);
+        assert_eq!(runs.get(id).unwrap(), report(1.0));
+        assert_eq!(runs.list().unwrap()[0].rows, 1);
+        // ...and one with nothing measured says to delete it.
+        let mut empty = report(1.0);
+        empty.results = vec![summarise("turnlog", 0, "on", vec![], None)];
+        let id = insert(&serde_json::to_string(&empty).unwrap());
+        let e = runs.get(id).unwrap_err().to_string();
+        assert!(e.contains("no measurement") && e.contains("Delete"), "{e}");
+        runs.delete(id).unwrap();
     }
 
     #[test]

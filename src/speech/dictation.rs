@@ -23,11 +23,14 @@ use std::thread::JoinHandle;
 use serde::{Deserialize, Serialize};
 
 use crate::audio::{StreamResampler, WavSink, SAMPLE_RATE};
-use crate::error::{Error, Result};
+use crate::error::{catch_panic, Error, Result};
 use crate::speech::live::{self, Ears, Heard};
 use crate::speech::spool::{self, SpoolReader};
 use crate::speech::{Recorder, Recording};
 use crate::store::{Memory, NewMemory, Store};
+
+/// What a panic while transcribing was doing (the draft's problem says it).
+const HEARING: &str = "transcribing the recording";
 
 /// A dictation not yet saved: its recording and the text heard, to be read, edited and saved
 /// (or discarded).
@@ -146,7 +149,7 @@ impl Dictation {
     pub fn finish(&self, closed: ClosedDictation) -> Result<Draft> {
         let heard = match closed.listening.join() {
             Ok(r) => r,
-            Err(_) => Err(Error::Audio("the listening thread crashed".into())),
+            Err(payload) => Err(Error::from_panic("hearing the dictation", payload)),
         };
         let recording = closed.recording?;
         let wav = self.spool_to_wav(&recording.spool)?;
@@ -254,7 +257,7 @@ impl Dictation {
         let mut failed: Option<Error> = None;
         let wav = self.spool_to_wav_with(spool_path, |pcm| {
             if let Some(l) = listener.as_mut() {
-                if let Err(e) = l.hear(pcm) {
+                if let Err(e) = catch_panic(HEARING, || l.hear(pcm)) {
                     failed = Some(e);
                     listener = None;
                 }
@@ -263,7 +266,7 @@ impl Dictation {
         })?;
         let heard = match (listener, failed) {
             (_, Some(e)) => Err(e),
-            (Some(l), None) => l.finish(),
+            (Some(l), None) => catch_panic(HEARING, || l.finish()),
             (None, None) => Err(Error::Audio("the listener stopped".into())),
         };
         self.write_draft(spool_path, &wav, seconds, heard)
@@ -280,16 +283,19 @@ impl Dictation {
         })?;
         let mut listener = ears.listener();
         let mut block = Vec::with_capacity(SAMPLE_RATE as usize * 4);
-        for s in reader.samples::<i16>() {
-            let s = s.map_err(|e| Error::Audio(format!("the recording is damaged: {e}")))?;
-            block.push(s as f32 / i16::MAX as f32);
-            if block.len() == block.capacity() {
-                listener.hear(&block)?;
-                block.clear();
+        let heard = catch_panic(HEARING, || {
+            for s in reader.samples::<i16>() {
+                let s = s.map_err(|e| Error::Audio(format!("the recording is damaged: {e}")))?;
+                block.push(s as f32 / i16::MAX as f32);
+                if block.len() == block.capacity() {
+                    listener.hear(&block)?;
+                    block.clear();
+                }
             }
-        }
-        listener.hear(&block)?;
-        match listener.finish() {
+            listener.hear(&block)?;
+            listener.finish()
+        });
+        match heard {
             Ok(t) if !t.trim().is_empty() => {
                 draft.text = t;
                 draft.problem = None;

@@ -189,38 +189,41 @@ pub fn listen(
     std::thread::Builder::new()
         .name("umwelt-listen".into())
         .spawn(move || {
-            let mut open = true;
-            while open {
-                let Ok(block) = audio.recv() else {
-                    break;
-                };
-                let mut blocks = vec![block];
-                // Catch up on everything waiting, so partials never build a backlog.
-                loop {
-                    match audio.try_recv() {
-                        Ok(b) => blocks.push(b),
-                        Err(TryRecvError::Empty) => break,
-                        Err(TryRecvError::Disconnected) => {
-                            open = false;
-                            break;
+            // A panic here (a bug) is the draft's problem, not a dead thread.
+            crate::error::catch_panic("hearing the dictation", move || {
+                let mut open = true;
+                while open {
+                    let Ok(block) = audio.recv() else {
+                        break;
+                    };
+                    let mut blocks = vec![block];
+                    // Catch up on everything waiting, so partials never build a backlog.
+                    loop {
+                        match audio.try_recv() {
+                            Ok(b) => blocks.push(b),
+                            Err(TryRecvError::Empty) => break,
+                            Err(TryRecvError::Disconnected) => {
+                                open = false;
+                                break;
+                            }
                         }
                     }
+                    let mut changed = false;
+                    for block in blocks {
+                        let pcm = resampler.push(&block)?;
+                        changed |= listener.hear(&pcm)?;
+                    }
+                    if open {
+                        changed |= listener.refresh_partial()?;
+                    }
+                    if changed {
+                        on_heard(&listener.heard());
+                    }
                 }
-                let mut changed = false;
-                for block in blocks {
-                    let pcm = resampler.push(&block)?;
-                    changed |= listener.hear(&pcm)?;
-                }
-                if open {
-                    changed |= listener.refresh_partial()?;
-                }
-                if changed {
-                    on_heard(&listener.heard());
-                }
-            }
-            let tail = resampler.finish()?;
-            listener.hear(&tail)?;
-            listener.finish()
+                let tail = resampler.finish()?;
+                listener.hear(&tail)?;
+                listener.finish()
+            })
         })
         .map_err(|e| Error::io("starting the listening thread")(e))
 }

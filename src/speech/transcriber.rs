@@ -83,6 +83,17 @@ impl Transcriber {
                 "the recording is empty: nothing was captured".into(),
             ));
         }
+        // whisper-rs panics on a NUL in the text it hands to C (a CString): refuse it here.
+        if how.vocabulary.contains('\0') {
+            return Err(Error::InvalidInput(
+                "the vocabulary contains a NUL character; remove it in Settings and retry".into(),
+            ));
+        }
+        if how.language.as_deref().is_some_and(|l| l.contains('\0')) {
+            return Err(Error::InvalidInput(
+                "the language contains a NUL character; give a language code such as 'en'".into(),
+            ));
+        }
         // Whisper invents words ("you", "Thank you.") for silence: below this level nobody spoke.
         if pcm.iter().fold(0.0f32, |m, x| m.max(x.abs())) < SILENCE_PEAK {
             return Ok(String::new());

@@ -81,6 +81,18 @@ fn bad_input_is_refused_with_a_message_and_a_failing_exit_code() {
             vec!["bench".as_ref(), "--scenario".as_ref(), "nope".as_ref()],
             "no scenario",
         ),
+        (
+            vec!["bench".as_ref(), "--sizes".as_ref(), "2000001".as_ref()],
+            "sizes are 1 to 2 000 000",
+        ),
+        (
+            vec!["bench".as_ref(), "--iterations".as_ref(), "0".as_ref()],
+            "iterations are 1 to 10 000",
+        ),
+        (
+            vec!["bench".as_ref(), "--iterations".as_ref(), "10001".as_ref()],
+            "iterations are 1 to 10 000",
+        ),
     ];
     for (args, says) in cases {
         let out = cli(&db).args(&args).output().unwrap();

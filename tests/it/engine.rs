@@ -302,6 +302,54 @@ fn history_survives_a_clean_shutdown_and_keeps_its_order() {
 }
 
 #[test]
+fn queued_history_is_on_disk_after_flush_even_if_the_process_exits_at_once() {
+    let _process = common::shared();
+    const CHILD: &str = "UMWELT_TEST_EXIT_AFTER_FLUSH";
+    let queue = |store: &Store| {
+        for i in 0..50 {
+            store
+                .append_message("me", "chat", "user", &format!("m{i}"))
+                .unwrap();
+        }
+        let turn = Turn {
+            user_text: "q".into(),
+            reply_text: "a".into(),
+            stages: Vec::new(),
+            at: now_ms(),
+        };
+        store.log_turn("me", "chat", turn).unwrap();
+    };
+    if let Some(path) = std::env::var_os(CHILD) {
+        // The child: queue, flush, and leave the way the app does (no destructor runs).
+        let store = Store::open(&path).unwrap();
+        queue(&store);
+        store.flush().unwrap();
+        std::process::exit(0);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // In this process: a second Store on the same file sees what the first one flushed.
+    let path = dir.path().join("h.sqlite");
+    let store = Store::open(&path).unwrap();
+    queue(&store);
+    store.flush().unwrap();
+    let other = Store::open(&path).unwrap();
+    assert_eq!(other.history("me", "chat", 100).unwrap().len(), 50);
+    assert_eq!(other.turns("me", "chat", 10).unwrap().len(), 1);
+    // Through a real process::exit, in a child of this test binary.
+    let path = dir.path().join("exit.sqlite");
+    let test = "engine::queued_history_is_on_disk_after_flush_even_if_the_process_exits_at_once";
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--test-threads=1"])
+        .env(CHILD, &path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let after = Store::open(&path).unwrap();
+    assert_eq!(after.history("me", "chat", 100).unwrap().len(), 50);
+    assert_eq!(after.turns("me", "chat", 10).unwrap().len(), 1);
+}
+
+#[test]
 fn startup_loads_no_model_and_migrates_an_older_file() {
     let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();

@@ -1,8 +1,8 @@
 //! Whisper with the real (converted) tiny.en model on speech made by espeak-ng.
 
 use umwelt::speech::spool::SpoolWriter;
-use umwelt::speech::{Dictation, Ears, Transcriber};
-use umwelt::{audio, Store};
+use umwelt::speech::{live, Decoding, Dictation, Ears, Transcriber};
+use umwelt::{audio, Error, Store};
 
 use crate::common;
 
@@ -90,4 +90,50 @@ fn a_dictation_is_on_disk_before_it_is_transcribed_and_becomes_a_draft_then_a_me
     // A hostile id reaches no file.
     assert!(d.draft("../../etc/passwd").is_err());
     assert!(ears.transcriber.transcribe(&[]).is_err());
+}
+
+#[test]
+fn a_nul_in_the_vocabulary_is_an_error_for_whisper_the_listener_and_recovery_never_a_panic() {
+    let _process = common::shared();
+    let ears = Ears::load().unwrap();
+    let pcm = common::formant("remember to buy milk");
+    let nul = Ears {
+        decoding: Decoding {
+            vocabulary: "Siob\0han".into(),
+            ..Decoding::default()
+        },
+        ..ears.clone()
+    };
+    // whisper itself: an error that says what to do.
+    let direct = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        nul.transcriber.transcribe_with(&pcm, &nul.decoding)
+    }))
+    .expect("transcribing with a NUL in the prompt must not panic");
+    match direct {
+        Err(Error::InvalidInput(m)) => assert!(m.contains("vocabulary"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // The listening thread: it ends with that error, not dead.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let thread = live::listen(rx, 16_000, nul.listener(), |_| {}).unwrap();
+    for block in pcm.chunks(4_000) {
+        tx.send(block.to_vec()).unwrap();
+    }
+    tx.send(vec![0.0; 16_000]).unwrap();
+    drop(tx);
+    let heard = thread.join().expect("the listening thread must not die");
+    assert!(heard.is_err(), "{heard:?}");
+    // Recovery of a spool a crash left: a draft whose problem says why, the audio kept.
+    let dir = tempfile::tempdir().unwrap();
+    let recordings = dir.path().join("recordings");
+    let mut w = SpoolWriter::create(&recordings, 16_000).unwrap();
+    w.append(&pcm).unwrap();
+    w.append(&vec![0.0; 16_000]).unwrap();
+    drop(w);
+    let r = Dictation::new(&recordings).recover(&nul);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert_eq!(r.recovered.len(), 1);
+    let problem = r.recovered[0].problem.clone().unwrap_or_default();
+    assert!(problem.contains("vocabulary"), "{problem}");
+    assert!(std::path::Path::new(&r.recovered[0].audio_path).exists());
 }

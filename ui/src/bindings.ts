@@ -72,7 +72,9 @@ export const commands = {
 	getSettings: () => __TAURI_INVOKE<Settings>("get_settings"),
 	/**
 	 *  Validate, save and use new settings: a new speech model is loaded at the next dictation, a
-	 *  new shortcut is registered at once (one another program holds is an error to show).
+	 *  new shortcut is registered at once (one another program holds is an error to show). The
+	 *  shortcut is registered before anything is saved, so a refused shortcut is never saved; if the
+	 *  save then fails, the old shortcut is registered again.
 	 */
 	saveSettings: (settings: Settings) => __TAURI_INVOKE<Settings>("save_settings", { settings }),
 };
@@ -93,12 +95,19 @@ export const events = {
 export type BenchConfig = {
 	/**  Scenario names; empty means all (or all that need no model, with `fast`). */
 	scenarios: string[],
-	/**  Corpus sizes for the size-dependent scenarios; empty means each scenario's defaults. */
+	/**
+	 *  Corpus sizes for the size-dependent scenarios, 1 to 2 000 000 ([`MAX_SIZE`]); empty means
+	 *  each scenario's defaults.
+	 */
 	sizes: number[],
 	/**  Only what needs no model. */
 	fast: boolean,
-	/**  Measured iterations (default 30; scenarios that rewrite a store use fewer). */
+	/**
+	 *  Measured iterations, 1 to 10 000 ([`MAX_ITERATIONS`]); default 30, fewer for scenarios
+	 *  that rewrite a store.
+	 */
 	iterations: number | null,
+	/**  Warm-up iterations, discarded: 0 to 10 000 (default 3). */
 	warmup: number | null,
 };
 

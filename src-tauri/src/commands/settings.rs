@@ -19,26 +19,41 @@ pub fn get_settings(state: State<'_, AppState>) -> Settings {
 }
 
 /// Validate, save and use new settings: a new speech model is loaded at the next dictation, a
-/// new shortcut is registered at once (one another program holds is an error to show).
+/// new shortcut is registered at once (one another program holds is an error to show). The
+/// shortcut is registered before anything is saved, so a refused shortcut is never saved; if the
+/// save then fails, the old shortcut is registered again.
 #[tauri::command]
 #[specta::specta]
 pub async fn save_settings(state: State<'_, AppState>, settings: Settings) -> CmdResult<Settings> {
+    settings.validate()?;
     let (file, current) = (state.settings_file.clone(), state.settings.clone());
     let before = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let new_shortcut = settings.shortcut != before.shortcut;
+    if new_shortcut {
+        state
+            .shortcut
+            .apply(&settings.shortcut)
+            .map_err(|e| CommandError::new(ErrorKind::Input, e))?;
+    }
     let saved = blocking(move || {
         file.save(&settings)?;
         *current.lock().unwrap_or_else(|p| p.into_inner()) = settings.clone();
         Ok(settings)
     })
-    .await?;
+    .await;
+    let saved = match saved {
+        Ok(s) => s,
+        Err(e) => {
+            if new_shortcut {
+                if let Err(again) = state.shortcut.apply(&before.shortcut) {
+                    eprintln!("umwelt: {again}");
+                }
+            }
+            return Err(e);
+        }
+    };
     if saved.speech_model != before.speech_model {
         state.speech_models.use_model(saved.speech_model);
-    }
-    if saved.shortcut != before.shortcut {
-        state
-            .shortcut
-            .apply(&saved.shortcut)
-            .map_err(|e| CommandError::new(ErrorKind::Input, e))?;
     }
     Ok(saved)
 }

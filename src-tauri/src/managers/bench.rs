@@ -36,7 +36,8 @@ impl Drop for BenchGuard {
     }
 }
 
-/// Run the harness and keep the run (a cancelled run keeps what it measured, if anything).
+/// Run the harness and keep the run (a cancelled run keeps what it measured, if anything; a run
+/// cancelled before its first sample keeps nothing and says so).
 pub fn run_and_keep(
     runs: &Runs,
     config: &BenchConfig,
@@ -128,6 +129,33 @@ mod tests {
             .to_string();
         assert!(e.contains("cancelled"), "{e}");
         assert_eq!(runs.list().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn cancel_during_warm_up_keeps_nothing_and_says_cancelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
+        let cancel = AtomicBool::new(false);
+        // turnlog builds no corpus: Cancel, set as its step starts, lands in its warm-up.
+        let config = BenchConfig {
+            scenarios: vec!["turnlog".into()],
+            iterations: Some(3),
+            warmup: Some(3),
+            ..Default::default()
+        };
+        let e = run_and_keep(
+            &runs,
+            &config,
+            &mut |_| cancel.store(true, Ordering::Relaxed),
+            &cancel,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("cancelled"), "{e}");
+        assert!(
+            runs.list().unwrap().is_empty(),
+            "a run without samples was kept"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use umwelt::embed::EMBED_MODEL_ID;
+use umwelt::error::catch_panic;
 use umwelt::settings::{Settings, SpeechModel};
 use umwelt::speech::{Ears, LazyTranscriber, LazyVad, Transcriber};
 
@@ -65,8 +66,8 @@ impl SpeechModels {
 /// On the `umwelt-warm-up` thread, so the first search, dictation or reply does not wait: load
 /// the holder's vectors and the embedding model; re-embed the memories an older model made
 /// (`reembed-progress`); load whisper and the VAD and turn recordings a crash left behind into
-/// drafts (`recovered`); load the voice. Start-up never waits for any of it; a failure is left
-/// for the first real use to report.
+/// drafts (`recovered`); load the voice. Start-up never waits for any of it; a failure (or a
+/// panic) in one step is logged and the next steps still run; the first real use reports it.
 pub fn warm_up(state: &AppState) {
     let store = state.store.clone();
     let dictation = state.dictation.clone();
@@ -84,35 +85,48 @@ pub fn warm_up(state: &AppState) {
     let spawned = std::thread::Builder::new()
         .name("umwelt-warm-up".into())
         .spawn(move || {
-            let _ = store.preload(&scope);
-            let Ok(embedder) = store.embedder().get() else {
-                return;
+            // Each step on its own: a panic in one (a bug) is logged, and the next still runs, so
+            // recordings a crash left are recovered whatever happened before.
+            let step = |what: &str, f: &mut dyn FnMut() -> umwelt::Result<()>| {
+                if let Err(e) = catch_panic(what, f) {
+                    eprintln!("umwelt: warm-up: {e}");
+                }
             };
-            if store.stale_embeddings(EMBED_MODEL_ID).unwrap_or(0) > 0 {
+            step("loading the memories' vectors", &mut || {
+                store.preload(&scope)
+            });
+            step("re-embedding the memories", &mut || {
+                let embedder = store.embedder().get()?;
+                if store.stale_embeddings(EMBED_MODEL_ID)? == 0 {
+                    return Ok(());
+                }
                 let embed = |texts: &[&str]| embedder.embed(texts);
                 let mut progress = |p| events.emit(Event::Reembedding(Reembedding(p)));
-                if let Err(e) = store.reembed_all(
-                    EMBED_MODEL_ID,
-                    64,
-                    &embed,
-                    &mut progress,
-                    &AtomicBool::new(false),
-                ) {
-                    eprintln!("umwelt: re-embedding stopped: {e}");
-                }
-            }
-            if let (Ok(transcriber), Ok(vad)) = (transcriber.get(), vad.get()) {
+                store
+                    .reembed_all(
+                        EMBED_MODEL_ID,
+                        64,
+                        &embed,
+                        &mut progress,
+                        &AtomicBool::new(false),
+                    )
+                    .map(|_| ())
+            });
+            step("recovering recordings a crash left", &mut || {
                 let ears = Ears {
-                    vad,
-                    transcriber,
-                    decoding,
+                    vad: vad.get()?,
+                    transcriber: transcriber.get()?,
+                    decoding: decoding.clone(),
                 };
                 let r = dictation.recover(&ears);
                 if !r.recovered.is_empty() || !r.problems.is_empty() {
                     events.emit(Event::Recovered(Recovered(r)));
                 }
-            }
-            let _ = speaker.warm_up(&voice);
+                Ok(())
+            });
+            step("loading the voice", &mut || {
+                speaker.warm_up(&voice).map(|_| ())
+            });
         });
     if let Err(e) = spawned {
         eprintln!("umwelt: the warm-up did not start ({e}); models load on first use");

@@ -77,6 +77,7 @@ impl Suite {
 
     /// Which of its scenarios and sizes a config asks for.
     pub fn plan(&self, config: &BenchConfig) -> Result<Vec<(&'static Scenario, usize)>> {
+        config.validate()?;
         for s in &config.scenarios {
             if !self.scenarios().any(|i| i.name == s) {
                 let names: Vec<&str> = self.scenarios().map(|i| i.name).collect();
@@ -346,10 +347,16 @@ fn run_one(ctx: &mut Ctx, info: &Scenario, size: usize) -> Result<Vec<Measuremen
     };
     let mut rows = Vec::new();
     let mut ids: Vec<Vec<Vec<i64>>> = Vec::new();
-    for &on in modes {
+    // Cancel is honoured between warm-up and measured iterations alike. A mode cancelled before
+    // its first measured sample gives no row (a row without samples has no percentiles), and
+    // the rows measured before it are kept.
+    'modes: for &on in modes {
         optimisations::set_enabled(Some(on));
         let mut p = (info.prepare)(ctx, size)?;
         for w in 0..p.warmup {
+            if ctx.cancelled() {
+                break 'modes;
+            }
             (p.step)(usize::MAX - w)?;
         }
         let mut samples = Vec::with_capacity(n);
@@ -363,6 +370,9 @@ fn run_one(ctx: &mut Ctx, info: &Scenario, size: usize) -> Result<Vec<Measuremen
             got.extend(s.ids);
         }
         drop(p); // flush writers while the switch still says which path they took
+        if samples.is_empty() {
+            break;
+        }
         ids.push(got);
         rows.push(summarise(
             info.name,
@@ -371,6 +381,9 @@ fn run_one(ctx: &mut Ctx, info: &Scenario, size: usize) -> Result<Vec<Measuremen
             samples,
             info.target_for(size),
         ));
+    }
+    if rows.is_empty() && ctx.cancelled() {
+        return Err(Error::Cancelled);
     }
     if ids.len() == 2 && !ids[0].is_empty() {
         let same = ids[0].iter().zip(&ids[1]).filter(|(a, b)| a == b).count();
