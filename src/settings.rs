@@ -227,7 +227,8 @@ impl SettingsFile {
             return (
                 Settings::default(),
                 Some(format!(
-                    "the settings file was damaged and has been reset (the old one is {})",
+                    "Your settings file was damaged, so Umwelt started with the default settings: \
+                     choose yours again in Settings. The old file is kept as {}.",
                     aside.display()
                 )),
             );
@@ -239,12 +240,13 @@ impl SettingsFile {
         let _ = std::fs::copy(&self.path, &aside);
         let saved = match self.save(&settings) {
             Ok(()) => String::new(),
-            Err(e) => format!(" (the repaired settings were not saved: {e})"),
+            Err(e) => format!(" The repaired settings were not saved: {e}."),
         };
         (
             settings,
             Some(format!(
-                "some settings could not be used: {}; the rest are kept (the old file is {}){saved}",
+                "Some settings could not be used: {}. The rest are kept; check them in Settings. \
+                 The old file is kept as {}.{saved}",
                 notes.join("; "),
                 aside.display()
             )),

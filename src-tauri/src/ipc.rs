@@ -43,6 +43,7 @@ pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
             voice::stop_speaking,
             settings::get_settings,
             settings::save_settings,
+            settings::take_startup_note,
         ])
         .events(crate::events::all())
         // A rejected command throws its `CommandError`, as `invoke` does.

@@ -34,8 +34,9 @@ pub struct AppState {
     pub bench: BenchState,
     pub settings_file: Arc<SettingsFile>,
     pub settings: Arc<Mutex<Settings>>,
-    /// Said once to the user at start-up (a damaged settings file that was reset).
-    pub startup_note: Option<String>,
+    /// Said once to the user at start-up (a damaged settings file that was reset); taken by the
+    /// window when it first asks.
+    pub startup_note: Mutex<Option<String>>,
     /// Where the managers send events; bound to the window once the app is built.
     pub events: Arc<Relay>,
     /// The global shortcut; bound to its plugin once the app runs.
@@ -74,7 +75,7 @@ impl AppState {
             bench: BenchState::default(),
             settings_file: Arc::new(settings_file),
             settings,
-            startup_note,
+            startup_note: Mutex::new(startup_note),
             events,
             shortcut: Shortcut::default(),
         })

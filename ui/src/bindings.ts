@@ -77,6 +77,11 @@ export const commands = {
 	 *  save then fails, the old shortcut is registered again.
 	 */
 	saveSettings: (settings: Settings) => __TAURI_INVOKE<Settings>("save_settings", { settings }),
+	/**
+	 *  What the app has to tell the user about its start (a damaged settings file that was reset),
+	 *  once: the first call takes it.
+	 */
+	takeStartupNote: () => __TAURI_INVOKE<string | null>("take_startup_note"),
 };
 
 /** Events */

@@ -57,3 +57,15 @@ pub async fn save_settings(state: State<'_, AppState>, settings: Settings) -> Cm
     }
     Ok(saved)
 }
+
+/// What the app has to tell the user about its start (a damaged settings file that was reset),
+/// once: the first call takes it.
+#[tauri::command]
+#[specta::specta]
+pub fn take_startup_note(state: State<'_, AppState>) -> Option<String> {
+    state
+        .startup_note
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+}

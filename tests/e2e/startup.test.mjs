@@ -1,0 +1,29 @@
+// What the app has to say about its start reaches the window: a damaged settings file is set
+// aside and the defaults used, and the window says so (once) instead of keeping it to itself.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { launch, root, screenshot, tempDir } from "./fixtures.mjs";
+
+const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
+
+test("a damaged settings file is set aside and the window says so", { timeout: 120_000 }, async () => {
+  const home = tempDir("umwelt-e2e-startup-");
+  const data = path.join(home, "data");
+  fs.mkdirSync(data, { recursive: true });
+  fs.writeFileSync(path.join(data, "settings.json"), '{"voice": "af_heart", "speed": ');
+  const app = await launch(application, { XDG_CONFIG_HOME: home, UMWELT_DATA_DIR: data });
+  const { browser } = app;
+  try {
+    const note = await browser.$("#startup-note");
+    await note.waitForDisplayed({ timeout: 30_000, timeoutMsg: "the window never said the settings were damaged" });
+    assert.match(await note.getText(), /damaged/i);
+    await screenshot(browser, "startup-note.png");
+    assert.ok(fs.existsSync(path.join(data, "settings.json.damaged")), "the damaged file is kept for the user");
+    await (await note.$("button")).click();
+    await note.waitForDisplayed({ reverse: true, timeout: 5_000 });
+  } finally {
+    await app.close();
+  }
+});
