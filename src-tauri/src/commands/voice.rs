@@ -47,8 +47,7 @@ pub async fn speak(state: State<'_, AppState>, text: String) -> CmdResult<Speech
         state.scope.clone(),
         state.events.clone(),
     );
-    let speaker = state.speaker.clone();
-    let announce = (events.clone(), short.clone());
+    let (speaker, started) = (state.speaker.clone(), (events.clone(), short.clone()));
     let result = blocking(move || {
         // Loading the voice is slow the first time: on the blocking pool, like the wait.
         let speech = speaker.speak(
@@ -56,7 +55,7 @@ pub async fn speak(state: State<'_, AppState>, text: String) -> CmdResult<Speech
             &settings.speak_options(),
             Output::Device(settings.speaker.clone()),
         )?;
-        let (events, short) = announce;
+        let (events, short) = started;
         events.emit(Event::Speaking(Speaking {
             speaking: true,
             text: short,

@@ -222,19 +222,19 @@ impl<M: Microphones> MicrophoneOwner<M> {
     fn finish(&self, why: Option<String>) -> CmdResult<Draft> {
         let closed = {
             let mut using = self.lock();
-            if !matches!(*using, Using::Dictating { .. }) {
-                return Err(CommandError::new(
-                    ErrorKind::Input,
-                    "nothing is being recorded: press Record first",
-                ));
+            match std::mem::replace(&mut *using, Using::Nobody) {
+                Using::Dictating { live, meter_stop } => {
+                    meter_stop.store(true, Ordering::Relaxed);
+                    M::close(live)
+                }
+                other => {
+                    *using = other;
+                    return Err(CommandError::new(
+                        ErrorKind::Input,
+                        "nothing is being recorded: press Record first",
+                    ));
+                }
             }
-            let Using::Dictating { live, meter_stop } =
-                std::mem::replace(&mut *using, Using::Nobody)
-            else {
-                unreachable!("checked above")
-            };
-            meter_stop.store(true, Ordering::Relaxed);
-            M::close(live)
         };
         self.events.emit(Event::DictationState(DictationState::new(
             DictationPhase::Transcribing,
