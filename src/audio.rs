@@ -301,6 +301,8 @@ impl WavSink {
         })
     }
 
+    /// Finish the header, sync the file to the disk and rename it into place. (The rename is
+    /// made durable by the caller's [`sync_dir`], once the draft is written beside it.)
     pub fn finish(self) -> Result<std::path::PathBuf> {
         let tmp = self.tmp.clone();
         self.writer.finalize().map_err(|e| {
@@ -309,10 +311,38 @@ impl WavSink {
                 tmp.display()
             ))
         })?;
+        std::fs::File::open(&self.tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(Error::io(format!("saving the recording {}", tmp.display())))?;
+        crate::crashpoint::reached("wav.written");
         std::fs::rename(&self.tmp, &self.path).map_err(Error::io(format!(
             "saving the recording as {}",
             self.path.display()
         )))?;
+        crate::crashpoint::reached("wav.renamed");
         Ok(self.path)
+    }
+
+    /// Give up: the temporary file goes.
+    pub fn abandon(self) {
+        let tmp = self.tmp.clone();
+        drop(self.writer);
+        if let Err(e) = std::fs::remove_file(&tmp) {
+            tracing::warn!("removing {}: {e}", tmp.display());
+        }
+    }
+}
+
+/// Make the renames and removals in `dir` durable (fsync the folder). Where a folder cannot be
+/// opened for that (not on Unix), nothing is done.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::fs::File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
     }
 }

@@ -18,10 +18,14 @@
 //! | [`settings`] | the user's choices (voice, speed, speaker, microphone), one JSON file |
 //! | [`paths`] | where user data lives |
 //! | [`clock`] | the time the engine stores (Unix milliseconds) |
+//! | [`damaged`] | a database that cannot be opened is set aside, never deleted |
+//! | [`crashpoint`] | named points where the crash sweep kills the process |
 
 pub mod audio;
 pub mod bench;
 pub mod clock;
+pub mod crashpoint;
+pub mod damaged;
 pub mod embed;
 pub mod error;
 pub mod lazy;

@@ -223,8 +223,9 @@ impl BusyCore {
 
 impl Drop for BusyCore {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        if let Err(e) = self.0.kill().and_then(|_| self.0.wait().map(|_| ())) {
+            tracing::warn!("stopping the busy-core process: {e}");
+        }
     }
 }
 
@@ -278,6 +279,10 @@ pub fn hour_of_dictation(ears: &Ears, dir: &std::path::Path) -> Result<f64> {
     drop(writer);
     let wav = crate::speech::Dictation::new(dir).spool_to_wav(&spool)?;
     peak = peak.max(rss_mib());
-    let _ = std::fs::remove_file(wav);
+    for f in [wav, spool] {
+        if let Err(e) = std::fs::remove_file(&f) {
+            tracing::warn!("removing the bench recording {}: {e}", f.display());
+        }
+    }
     Ok(peak - at_ten)
 }

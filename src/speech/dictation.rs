@@ -3,13 +3,20 @@
 //! 1. [`Dictation::start`]: the recorder spools audio to `recordings/<id>.spool` every quarter
 //!    second and hands each chunk to the listener, which transcribes it segment by segment
 //!    ([`super::live`]) and reports partial text as it goes.
-//! 2. [`LiveDictation::stop`]: the last segment is transcribed, the spool becomes
+//! 2. [`Dictation::stop`]: the last segment is transcribed, the spool becomes
 //!    `recordings/<id>.wav`, and the text becomes a **draft** (`recordings/<id>.draft.json`).
 //!    A failed transcription still makes a draft: no text, the reason, and the audio to retry.
-//! 3. [`Dictation::save`]: the user's (possibly edited) text becomes a memory and the draft goes.
+//!    The order keeps a copy on disk at every instant: the WAV is written and synced, then the
+//!    draft, then the folder, and only then is the spool removed. If the disk is full the WAV
+//!    cannot be written: the draft keeps the spool as its recording, and Retry makes the WAV.
+//! 3. [`Dictation::save`]: the user's (possibly edited) text becomes a memory, durably
+//!    committed, and only then does the draft go. A recording becomes at most one memory, so a
+//!    save repeated (after a crash, or twice at once) finds the memory the first one made.
 //!
-//! A spool left by a crash or a kill is found at the next start and becomes a draft
-//! ([`Dictation::recover`]). (The holdings engine's drafts do not exist yet; a dictation draft is
+//! Whatever a crash or a kill left is put right at the next start ([`Dictation::recover`]): a
+//! spool becomes a draft, a WAV with neither draft nor memory becomes a draft, a draft already
+//! saved goes, a half-discarded draft is discarded, half-written temporaries go. Each step is a
+//! named [`crate::crashpoint`], and `tests/it/crash_sweep.rs` kills the process at each. (The holdings engine's drafts do not exist yet; a dictation draft is
 //! this file pair, and moves onto them when they do.)
 //!
 //! Long recordings are read, resampled, written and transcribed a block at a time: memory does
@@ -83,6 +90,12 @@ impl LiveDictation {
         self.recorder.lost()
     }
 
+    /// Samples captured and not yet on disk: at most a quarter second's, and none once the disk
+    /// is full ([`Recorder::pending_samples`]).
+    pub fn pending_samples(&self) -> usize {
+        self.recorder.pending_samples()
+    }
+
     /// The spool being written.
     pub fn spool_path(&self) -> &Path {
         self.recorder.spool_path()
@@ -152,8 +165,54 @@ impl Dictation {
             Err(payload) => Err(Error::from_panic("hearing the dictation", payload)),
         };
         let recording = closed.recording?;
-        let wav = self.spool_to_wav(&recording.spool)?;
-        self.write_draft(&recording.spool, &wav, recording.seconds, heard)
+        // The spool stays locked (`recording`) until it has become a draft.
+        self.keep(
+            &recording.spool,
+            recording.seconds,
+            heard,
+            recording.cut_short.clone(),
+        )
+    }
+
+    /// A finished spool becomes a WAV and a draft, then goes. If the WAV cannot be written (the
+    /// disk is full) the draft keeps the spool as its recording and says so.
+    fn keep(
+        &self,
+        spool_path: &Path,
+        seconds: f32,
+        heard: Result<String>,
+        cut_short: Option<String>,
+    ) -> Result<Draft> {
+        match self.spool_to_wav(spool_path) {
+            Ok(wav) => {
+                let mut draft = self.write_draft(spool_path, &wav, seconds, heard)?;
+                if draft.problem.is_none() && cut_short.is_some() {
+                    draft.problem = cut_short;
+                    self.put_draft(&draft)?;
+                }
+                self.remove_spool(spool_path)?;
+                Ok(draft)
+            }
+            Err(e @ Error::InvalidInput(_)) => Err(e),
+            Err(e) => {
+                tracing::warn!("keeping a recording as its spool: {e}");
+                let mut draft = self.write_draft(spool_path, spool_path, seconds, heard)?;
+                draft.problem = Some(format!(
+                    "{}The recording could not be saved as a WAV file ({e}); it is kept as it was recorded. Free some space, then press Retry.",
+                    cut_short.map(|c| format!("{c} ")).unwrap_or_default()
+                ));
+                self.put_draft(&draft)?;
+                Ok(draft)
+            }
+        }
+    }
+
+    /// The spool is removed once its WAV and draft are on disk.
+    fn remove_spool(&self, spool_path: &Path) -> Result<()> {
+        std::fs::remove_file(spool_path)
+            .map_err(Error::io(format!("removing {}", spool_path.display())))?;
+        crate::crashpoint::reached("spool.removed");
+        Ok(())
     }
 
     fn id_of(spool: &Path) -> String {
@@ -167,8 +226,9 @@ impl Dictation {
         self.recordings_dir.join(format!("{id}.draft.json"))
     }
 
-    /// The spool, resampled to 16 kHz, as `<id>.wav` (block by block); then the spool is
-    /// removed.
+    /// The spool, resampled to 16 kHz, as `<id>.wav` (block by block), synced to the disk. The
+    /// spool stays (it goes once the draft is written). An empty spool is removed, and is an
+    /// [`Error::InvalidInput`].
     pub fn spool_to_wav(&self, spool_path: &Path) -> Result<PathBuf> {
         self.spool_to_wav_with(spool_path, |_| Ok(()))
     }
@@ -195,17 +255,14 @@ impl Dictation {
         sink.write(&tail)?;
         each(&tail)?;
         if !any {
-            drop(sink);
-            let _ = std::fs::remove_file(wav.with_extension("wav.part"));
-            let _ = std::fs::remove_file(spool_path);
+            sink.abandon();
+            std::fs::remove_file(spool_path)
+                .map_err(Error::io(format!("removing {}", spool_path.display())))?;
             return Err(Error::InvalidInput(
                 "the recording is empty: nothing was captured".into(),
             ));
         }
-        let wav = sink.finish()?;
-        std::fs::remove_file(spool_path)
-            .map_err(Error::io(format!("removing {}", spool_path.display())))?;
-        Ok(wav)
+        sink.finish()
     }
 
     fn write_draft(
@@ -236,7 +293,8 @@ impl Dictation {
         Ok(draft)
     }
 
-    /// Write a draft's file atomically (temporary file, fsync, rename).
+    /// Write a draft's file atomically and durably (temporary file, fsync, rename, fsync of the
+    /// folder, which also makes the WAV's rename durable).
     fn put_draft(&self, draft: &Draft) -> Result<()> {
         let path = self.draft_path(&draft.id);
         let tmp = path.with_extension("json.part");
@@ -245,13 +303,18 @@ impl Dictation {
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(&json)?;
             f.sync_data()?;
-            std::fs::rename(&tmp, &path)
+            crate::crashpoint::reached("draft.written");
+            std::fs::rename(&tmp, &path)?;
+            crate::crashpoint::reached("draft.renamed");
+            crate::audio::sync_dir(&self.recordings_dir)
         };
         write().map_err(Error::io(format!("saving the draft {}", path.display())))
     }
 
     /// Turn a finished spool into a draft: WAV and transcription in one pass, block by block.
     pub fn draft_from_spool(&self, spool_path: &Path, ears: &Ears) -> Result<Draft> {
+        // Held while it becomes a draft: no other recovery (another process) takes it too.
+        let _hold = spool::hold(spool_path)?;
         let seconds = SpoolReader::open(spool_path)?.seconds() as f32;
         let mut listener = Some(ears.listener());
         let mut failed: Option<Error> = None;
@@ -269,12 +332,58 @@ impl Dictation {
             (Some(l), None) => catch_panic(HEARING, || l.finish()),
             (None, None) => Err(Error::Audio("the listener stopped".into())),
         };
-        self.write_draft(spool_path, &wav, seconds, heard)
+        let draft = self.write_draft(spool_path, &wav, seconds, heard)?;
+        self.remove_spool(spool_path)?;
+        Ok(draft)
+    }
+
+    /// A WAV with neither draft nor memory (an older version removed the spool before writing
+    /// the draft) becomes a draft again: written first with no text, then transcribed.
+    fn draft_from_wav(&self, id: &str, wav: &Path, ears: &Ears) -> Result<Draft> {
+        let spec = hound::WavReader::open(wav).map_err(|e| {
+            Error::Audio(format!(
+                "the recording {} cannot be read: {e}",
+                wav.display()
+            ))
+        })?;
+        let seconds = spec.duration() as f32 / spec.spec().sample_rate.max(1) as f32;
+        let draft = Draft {
+            id: id.to_string(),
+            audio_path: wav.to_string_lossy().into_owned(),
+            text: String::new(),
+            seconds,
+            created_at: id
+                .split('-')
+                .next()
+                .and_then(|ms| ms.parse().ok())
+                .unwrap_or_else(crate::clock::now_ms),
+            problem: Some("recovered after a crash; not transcribed yet".into()),
+        };
+        self.put_draft(&draft)?;
+        self.retry(id, ears)
+    }
+
+    /// A draft whose recording is still the spool (the disk was full when it stopped) gets its
+    /// WAV now, if the disk lets it.
+    fn wav_for(&self, draft: &mut Draft) -> Result<()> {
+        let spool_path = PathBuf::from(&draft.audio_path);
+        if spool_path.extension().is_none_or(|x| x != spool::EXT) {
+            return Ok(());
+        }
+        let wav = self.spool_to_wav(&spool_path).map_err(|e| {
+            Error::Audio(format!(
+                "the recording is still as it was recorded, and could not be saved as a WAV file ({e}); free some space and try again"
+            ))
+        })?;
+        draft.audio_path = wav.to_string_lossy().into_owned();
+        self.put_draft(draft)?;
+        self.remove_spool(&spool_path)
     }
 
     /// Transcribe a draft's recording again (after a failure, or with another model).
     pub fn retry(&self, id: &str, ears: &Ears) -> Result<Draft> {
         let mut draft = self.draft(id)?;
+        self.wav_for(&mut draft)?;
         let mut reader = hound::WavReader::open(&draft.audio_path).map_err(|e| {
             Error::Audio(format!(
                 "the recording {} cannot be read: {e}",
@@ -344,7 +453,8 @@ impl Dictation {
     }
 
     /// Save a draft as a memory with `text` (the user's edit of it) in `scope` / `session`. The
-    /// recording stays, as the memory's audio; the draft goes.
+    /// recording stays, as the memory's audio; the draft goes once the memory is committed.
+    /// Saving a draft that is being (or was, before a crash) saved gives the same memory.
     pub fn save(
         &self,
         id: &str,
@@ -353,12 +463,13 @@ impl Dictation {
         scope: &str,
         session: &str,
     ) -> Result<Memory> {
-        let draft = self.draft(id)?;
+        let mut draft = self.draft(id)?;
         if text.trim().is_empty() {
             return Err(Error::InvalidInput(
                 "the note is empty: type what was said, or discard the draft".into(),
             ));
         }
+        self.wav_for(&mut draft)?;
         let id_new = store.remember_new(&NewMemory {
             scope,
             session,
@@ -367,32 +478,149 @@ impl Dictation {
             audio_path: Some(&draft.audio_path),
             ..Default::default()
         })?;
-        std::fs::remove_file(self.draft_path(id))
-            .map_err(Error::io(format!("removing the draft {id}")))?;
+        crate::crashpoint::reached("memory.committed");
+        match std::fs::remove_file(self.draft_path(id)) {
+            // Another save of the same draft removed it first.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            r => r.map_err(Error::io(format!("removing the draft {id}")))?,
+        }
+        crate::crashpoint::reached("draft.removed");
         store.get(id_new)
     }
 
-    /// Throw a draft away, recording and all.
+    /// Throw a draft away, recording and all. The draft is first marked discarded, so a crash
+    /// halfway never brings the recording back as a draft.
     pub fn discard(&self, id: &str) -> Result<()> {
         let draft = self.draft(id)?;
-        let _ = std::fs::remove_file(&draft.audio_path);
-        std::fs::remove_file(self.draft_path(id))
-            .map_err(Error::io(format!("removing the draft {id}")))
+        let marked = self.discarded_path(id);
+        std::fs::rename(self.draft_path(id), &marked)
+            .map_err(Error::io(format!("discarding the draft {id}")))?;
+        self.finish_discard(&marked, &draft.audio_path)
     }
 
-    /// Recordings a crash or a kill left behind: every spool in the recordings folder becomes a
-    /// draft. A damaged spool is renamed `*.spool.damaged` and reported; the others go on.
-    pub fn recover(&self, ears: &Ears) -> Recovery {
+    fn discarded_path(&self, id: &str) -> PathBuf {
+        self.recordings_dir.join(format!("{id}.draft.discarded"))
+    }
+
+    fn finish_discard(&self, marked: &Path, audio: &str) -> Result<()> {
+        match std::fs::remove_file(audio) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io(format!("removing the recording {audio}"))(e))
+            }
+            _ => {}
+        }
+        std::fs::remove_file(marked).map_err(Error::io(format!("removing {}", marked.display())))
+    }
+
+    /// Put right whatever a crash or a kill left in the recordings folder, in this order: a
+    /// half-discarded draft is discarded; half-written temporaries go; a draft whose memory was
+    /// committed goes; a spool whose draft exists goes; every other spool becomes a draft; a WAV
+    /// with neither draft nor memory becomes a draft. Recordings still being recorded or stopped
+    /// (their spool is locked) are left alone. A damaged spool is renamed `*.spool.damaged` and
+    /// reported; the others go on.
+    pub fn recover(&self, ears: &Ears, store: &Store) -> Recovery {
         let mut out = Recovery::default();
-        for path in spool::unfinished(&self.recordings_dir) {
-            match self.draft_from_spool(&path, ears) {
-                Ok(d) => out.recovered.push(d),
-                Err(e) => {
-                    if path.exists() {
-                        let aside = path.with_extension("spool.damaged");
-                        let _ = std::fs::rename(&path, &aside);
+        let Ok(dir) = std::fs::read_dir(&self.recordings_dir) else {
+            return out;
+        };
+        let mut names: Vec<String> = dir
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let id_of = |name: &str| name.split('.').next().unwrap_or_default().to_string();
+        let busy: std::collections::HashSet<String> = names
+            .iter()
+            .filter(|n| n.ends_with(&format!(".{}", spool::EXT)))
+            .filter(|n| spool::in_use(&self.recordings_dir.join(n)))
+            .map(|n| id_of(n))
+            .collect();
+        fn problem(out: &mut Recovery, what: String, e: &dyn std::fmt::Display) {
+            tracing::warn!("recovery: {what}: {e}");
+            out.problems.push(format!("{what}: {e}"));
+        }
+        let mut draft_files: std::collections::HashSet<String> = names
+            .iter()
+            .filter(|n| n.ends_with(".draft.json"))
+            .map(|n| id_of(n))
+            .collect();
+        let here = |name: &str| self.recordings_dir.join(name);
+        let mut drafts = std::collections::HashMap::new();
+        for name in names.iter().filter(|n| !busy.contains(&id_of(n))) {
+            let path = here(name);
+            if name.ends_with(".draft.discarded") {
+                let audio = std::fs::read(&path)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<Draft>(&b).ok())
+                    .map(|d| d.audio_path)
+                    .unwrap_or_default();
+                if let Err(e) = self.finish_discard(&path, &audio) {
+                    problem(&mut out, format!("finishing the discard of {name}"), &e);
+                }
+            } else if name.ends_with(".part") {
+                if let Err(e) = std::fs::remove_file(&path) {
+                    problem(&mut out, format!("removing the half-written {name}"), &e);
+                }
+            } else if let Some(id) = name.strip_suffix(".draft.json") {
+                match self.draft(id) {
+                    Ok(d) => match store.memory_with_audio(&d.audio_path) {
+                        Ok(Some(_)) => {
+                            if let Err(e) = std::fs::remove_file(&path) {
+                                problem(&mut out, format!("removing the saved draft {id}"), &e);
+                            }
+                        }
+                        Ok(None) => {
+                            drafts.insert(id.to_string(), d);
+                        }
+                        Err(e) => problem(&mut out, format!("checking the draft {id}"), &e),
+                    },
+                    // A damaged draft stays, and so does its recording.
+                    Err(e) => problem(&mut out, format!("reading the draft {id}"), &e),
+                }
+            }
+        }
+        let audio_of_drafts: std::collections::HashSet<&str> =
+            drafts.values().map(|d| d.audio_path.as_str()).collect();
+        for name in names.iter().filter(|n| !busy.contains(&id_of(n))) {
+            let path = here(name);
+            let id = id_of(name);
+            if name.ends_with(&format!(".{}", spool::EXT)) && path.exists() {
+                if let Some(d) = drafts.get(&id) {
+                    // The stop got as far as the draft; only the spool's removal was left (unless
+                    // the draft keeps the spool as its recording: a full disk).
+                    if Path::new(&d.audio_path) != path {
+                        if let Err(e) = std::fs::remove_file(&path) {
+                            problem(&mut out, format!("removing {name}"), &e);
+                        }
                     }
-                    out.problems.push(e.to_string());
+                    continue;
+                }
+                // Its WAV (if the kill came after it) is rewritten with the draft.
+                draft_files.insert(id.clone());
+                match self.draft_from_spool(&path, ears) {
+                    Ok(d) => out.recovered.push(d),
+                    Err(e) => {
+                        if path.exists() {
+                            let aside = path.with_extension("spool.damaged");
+                            if let Err(e) = std::fs::rename(&path, &aside) {
+                                tracing::warn!("setting aside {name}: {e}");
+                            }
+                        }
+                        out.problems.push(e.to_string());
+                    }
+                }
+            } else if name.ends_with(".wav") && path.exists() {
+                let audio = path.to_string_lossy();
+                if audio_of_drafts.contains(audio.as_ref()) || draft_files.contains(&id) {
+                    continue;
+                }
+                match store.memory_with_audio(&audio) {
+                    Ok(Some(_)) => {}
+                    Ok(None) => match self.draft_from_wav(&id, &path, ears) {
+                        Ok(d) => out.recovered.push(d),
+                        Err(e) => out.problems.push(e.to_string()),
+                    },
+                    Err(e) => out.problems.push(e.to_string()),
                 }
             }
         }

@@ -57,14 +57,18 @@ struct Shared {
     started: Instant,
     /// When the device last delivered a block (ms after `started`).
     last_block_ms: AtomicU64,
-    /// Keep the samples (a recording) or only measure them (a level check).
-    keep: bool,
+    /// Keep the samples (a recording) or only measure them (a level check). A recording whose
+    /// spool cannot be written (the disk is full) stops keeping them, so memory stays bounded.
+    keep: AtomicBool,
+    /// Why the spool could not be written, if it could not: the recording should stop.
+    spool_failed: Mutex<Option<String>>,
 }
 
 impl Shared {
     fn new(keep: bool) -> Shared {
         Shared {
-            keep,
+            keep: AtomicBool::new(keep),
+            spool_failed: Mutex::default(),
             samples: Mutex::default(),
             frames: AtomicUsize::new(0),
             peak: Default::default(),
@@ -145,11 +149,13 @@ impl OpenDevice {
         let _ = self.stop.send(());
         if let Some(t) = self.thread.take() {
             // Its sender goes when the thread ends, so a disconnect means it has ended too.
-            if !matches!(
+            if matches!(
                 self.closed.recv_timeout(CLOSE_WAIT),
                 Err(mpsc::RecvTimeoutError::Timeout)
             ) {
-                let _ = t.join();
+                tracing::warn!("the microphone '{}' did not close within {CLOSE_WAIT:?}; its thread is left to end", self.name);
+            } else if t.join().is_err() {
+                tracing::error!("the microphone thread crashed while closing");
             }
         }
     }
@@ -224,16 +230,20 @@ impl Monitor {
 /// A recording in progress.
 pub struct Recorder {
     mic: OpenDevice,
-    spooler: Option<JoinHandle<Result<PathBuf>>>,
+    spooler: Option<JoinHandle<Result<SpoolWriter>>>,
     spool_done: mpsc::Sender<()>,
     spool_path: PathBuf,
 }
 
-/// A finished recording: its spool on disk.
+/// A finished recording: its spool on disk, still locked (so no recovery takes it) until the
+/// recording is dropped, which is after it has become a draft.
 #[derive(Debug)]
 pub struct Recording {
     pub spool: PathBuf,
     pub seconds: f32,
+    /// Why the spool stopped growing before the end (the disk was full), if it did.
+    pub cut_short: Option<String>,
+    _hold: spool::SpoolHold,
 }
 
 impl Recorder {
@@ -260,14 +270,29 @@ impl Recorder {
                 );
                 let chunk =
                     std::mem::take(&mut *s.samples.lock().unwrap_or_else(|p| p.into_inner()));
-                writer.append(&chunk)?;
-                if let Some(tap) = &tap {
-                    if !chunk.is_empty() {
-                        let _ = tap.send(chunk);
+                if s.keep.load(Ordering::Relaxed) {
+                    match writer.append(&chunk) {
+                        // Only what is on disk is heard, so the text matches the recording kept.
+                        Ok(()) if !chunk.is_empty() => {
+                            if let Some(tap) = &tap {
+                                // The listener may have ended (it failed): the audio is kept.
+                                let _ = tap.send(chunk);
+                            }
+                            crate::crashpoint::reached("spool.chunk");
+                        }
+                        Ok(()) => {}
+                        Err(e) => {
+                            // Stop keeping samples (memory stays bounded) and say why; what
+                            // is on disk is the recording.
+                            s.keep.store(false, Ordering::Relaxed);
+                            s.samples.lock().unwrap_or_else(|p| p.into_inner()).clear();
+                            *s.spool_failed.lock().unwrap_or_else(|p| p.into_inner()) =
+                                Some(disk_message(&e));
+                        }
                     }
                 }
                 if finished {
-                    return Ok(writer.path().to_path_buf());
+                    return Ok(writer);
                 }
             })
             .map_err(Error::io("starting the spool thread"))?;
@@ -308,7 +333,7 @@ impl Recorder {
     /// and went quiet, or it has sent nothing for [`STALL`] (unplugged, or its driver hung). What
     /// was captured is kept; the caller should stop the recording and say why.
     pub fn lost(&self) -> Option<String> {
-        self.mic.lost()
+        self.spool_failed().or_else(|| self.mic.lost())
     }
 
     /// Wait until at least `seconds` of audio are in, the device ended, or `timeout` passed.
@@ -330,7 +355,7 @@ impl Recorder {
     pub fn stop(mut self) -> Result<Recording> {
         self.mic.close();
         let _ = self.spool_done.send(());
-        let spool =
+        let writer =
             match self.spooler.take().map(|t| t.join()) {
                 Some(Ok(r)) => r?,
                 _ => return Err(Error::Audio(
@@ -338,9 +363,16 @@ impl Recorder {
                         .into(),
                 )),
             };
-        let seconds = self.captured_seconds();
+        let spool = writer.path().to_path_buf();
+        let cut_short = self.spool_failed();
+        // What is on disk is the recording (all of it, unless the disk filled up).
+        let seconds = writer.seconds() as f32;
+        let hold = writer.close();
+        crate::crashpoint::reached("recording.closed");
         if seconds == 0.0 {
-            let _ = std::fs::remove_file(&spool);
+            if let Err(e) = std::fs::remove_file(&spool) {
+                tracing::warn!("removing the empty recording {}: {e}", spool.display());
+            }
             return Err(
                 match self
                     .mic
@@ -360,16 +392,64 @@ impl Recorder {
                 },
             );
         }
-        Ok(Recording { spool, seconds })
+        Ok(Recording {
+            spool,
+            seconds,
+            cut_short,
+            _hold: hold,
+        })
+    }
+
+    /// Why the spool could not be written, if it could not (the disk is full): the recording
+    /// should stop, and what was written is kept.
+    pub fn spool_failed(&self) -> Option<String> {
+        self.mic
+            .shared
+            .spool_failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Samples captured and not yet on disk (at most a quarter second's, or none once the disk
+    /// filled up).
+    pub fn pending_samples(&self) -> usize {
+        self.mic
+            .shared
+            .samples
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
     }
 
     /// Stop and read the whole recording back as 16 kHz mono (for short recordings and tests).
     pub fn stop_to_samples(self) -> Result<Vec<f32>> {
         let rec = self.stop()?;
         let a = spool::read(&rec.spool)?;
-        let _ = std::fs::remove_file(&rec.spool);
+        std::fs::remove_file(&rec.spool)
+            .map_err(Error::io(format!("removing {}", rec.spool.display())))?;
         audio::resample(&a.samples, a.rate, SAMPLE_RATE)
     }
+}
+
+/// What the user reads when the spool cannot be written.
+fn disk_message(e: &Error) -> String {
+    let full = matches!(e, Error::Io { source, .. } if is_disk_full(source));
+    if full || e.to_string().contains("No space left") || e.to_string().contains("too large") {
+        "The disk is full: the recording stopped, and what was recorded so far is kept. Free some space, then press Retry on the draft.".to_string()
+    } else {
+        format!("The recording could not be written to the disk ({e}); it stopped, and what was recorded so far is kept.")
+    }
+}
+
+/// ENOSPC, EFBIG (a file size limit) or EDQUOT.
+fn is_disk_full(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull
+            | std::io::ErrorKind::FileTooLarge
+            | std::io::ErrorKind::QuotaExceeded
+    )
 }
 
 impl Drop for Recorder {
@@ -377,7 +457,13 @@ impl Drop for Recorder {
         self.mic.close();
         let _ = self.spool_done.send(());
         if let Some(t) = self.spooler.take() {
-            let _ = t.join();
+            match t.join() {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => tracing::warn!("the recording's spool: {e}"),
+                Err(_) => tracing::error!(
+                    "the spool thread crashed; the recording so far is in the recordings folder"
+                ),
+            }
         }
     }
 }
@@ -470,7 +556,7 @@ where
             for frame in data.chunks_exact(channels) {
                 let x = frame.iter().map(|s| f32::from_sample(*s)).sum::<f32>() / channels as f32;
                 peak = peak.max(x.abs());
-                if shared.keep {
+                if shared.keep.load(Ordering::Relaxed) {
                     buf.push(x);
                 }
             }

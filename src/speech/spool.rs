@@ -89,14 +89,33 @@ impl SpoolWriter {
         for s in mono {
             bytes.extend_from_slice(&((s.clamp(-1.0, 1.0) * i16::MAX as f32) as i16).to_le_bytes());
         }
-        self.file
+        let written = self
+            .file
             .write_all(&bytes)
-            .and_then(|_| self.file.sync_data())
-            .map_err(|e| Error::Audio(format!("could not write the recording to {} ({e}); what was recorded before is kept there", self.path.display())))?;
+            .and_then(|_| self.file.sync_data());
+        if let Err(e) = written {
+            // A short write (a full disk) may have left part of this chunk: cut the file back to
+            // what was written before, so the spool holds whole chunks. If even that fails, the
+            // reader drops a trailing half sample.
+            let _cut = self.file.set_len(HEADER as u64 + self.frames * 2);
+            return Err(Error::io(format!(
+                "writing the recording to {} (what was recorded before is kept there)",
+                self.path.display()
+            ))(e));
+        }
         self.frames += mono.len() as u64;
         Ok(())
     }
+
+    /// Done writing: the file stays locked (no recovery takes it) until the hold is dropped.
+    pub fn close(self) -> SpoolHold {
+        SpoolHold(self.file)
+    }
 }
+
+/// A finished spool's lock, held until its recording has become a draft.
+#[derive(Debug)]
+pub struct SpoolHold(#[allow(dead_code)] File);
 
 /// A spool read back.
 #[derive(Debug)]
@@ -202,6 +221,21 @@ impl SpoolReader {
                 .collect(),
         ))
     }
+}
+
+/// Lock a finished spool while it becomes a draft; an error if someone else holds it.
+pub fn hold(path: &Path) -> Result<SpoolHold> {
+    let f = File::open(path).map_err(Error::io(format!(
+        "reading the recording {}",
+        path.display()
+    )))?;
+    f.try_lock().map_err(|_| {
+        Error::Audio(format!(
+            "the recording {} is being recorded or saved by another process",
+            path.display()
+        ))
+    })?;
+    Ok(SpoolHold(f))
 }
 
 /// Whether a recorder (in this process or another) is still writing the spool.

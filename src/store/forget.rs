@@ -7,14 +7,18 @@ use super::{write_tx, MemoryId, Store};
 use crate::error::{Error, Result};
 
 impl Store {
-    /// Forget one memory: the claim, its holdings, its full text and its vector.
+    /// Forget one memory: the claim, its holdings, its full text, its vector and its recording.
     pub fn delete(&self, id: MemoryId) -> Result<()> {
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
-        let text: Option<String> = tx
-            .query_row("SELECT text FROM claim WHERE id = ?1", [id], |r| r.get(0))
+        let row: Option<(String, Option<String>)> = tx
+            .query_row(
+                "SELECT text, audio_path FROM claim WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .optional()?;
-        let Some(text) = text else {
+        let Some((text, audio)) = row else {
             return Err(Error::NotFound(format!("memory {id}")));
         };
         tx.execute(
@@ -24,6 +28,7 @@ impl Store {
         tx.execute("DELETE FROM claim WHERE id = ?1", [id])?; // cascades to holdings and the vector
         tx.commit()?;
         drop(conn); // lock order: indexes before conn, never conn then indexes
+        remove_recordings(audio);
         for idx in self
             .indexes
             .lock()
@@ -55,15 +60,35 @@ impl Store {
             [holder],
         )?;
         tx.execute("INSERT INTO claim_fts(claim_fts, rowid, text) SELECT 'delete', c.id, c.text FROM claim c JOIN doomed d ON d.id = c.id", [])?;
+        let recordings = {
+            let mut st = tx.prepare(
+                "SELECT c.audio_path FROM claim c JOIN doomed d ON d.id = c.id WHERE c.audio_path IS NOT NULL",
+            )?;
+            let paths = st.query_map([], |r| r.get::<_, String>(0))?;
+            paths.collect::<rusqlite::Result<Vec<_>>>()?
+        };
         let n = tx.execute("DELETE FROM claim WHERE id IN (SELECT id FROM doomed)", [])?;
         tx.execute("DELETE FROM holder WHERE id = ?1", [holder])?; // cascades to holdings, messages, turns
         tx.execute("DELETE FROM doomed", [])?;
         tx.commit()?;
         drop(conn);
+        remove_recordings(recordings);
         self.indexes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&holder);
         Ok(n)
+    }
+}
+
+/// A forgotten memory's recording goes too. One that cannot be removed is logged: the next start's
+/// recovery would offer it back as a draft rather than lose it silently.
+fn remove_recordings(paths: impl IntoIterator<Item = String>) {
+    for path in paths {
+        if let Err(e) = std::fs::remove_file(&path) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!("removing a forgotten memory's recording {path}: {e}");
+            }
+        }
     }
 }

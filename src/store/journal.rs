@@ -196,7 +196,7 @@ fn writer(s: Arc<Shared>) {
         let mut conn = s.conn.lock().unwrap_or_else(|p| p.into_inner());
         let entries = std::mem::take(&mut *s.queue.lock().unwrap_or_else(|p| p.into_inner()));
         if let Err(e) = write(&mut conn, entries) {
-            eprintln!("umwelt: could not write history: {e}");
+            tracing::warn!("could not write history: {e}");
         }
     }
 }
@@ -206,10 +206,12 @@ impl Drop for Journal {
         self.shared.stop.store(true, Ordering::Relaxed);
         self.shared.wake.notify_all();
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            if t.join().is_err() {
+                tracing::error!("the history writer crashed; writing what it held here");
+            }
         }
         if let Err(e) = self.flush() {
-            eprintln!("umwelt: could not write the last history entries: {e}");
+            tracing::warn!("could not write the last history entries: {e}");
         }
     }
 }

@@ -111,6 +111,14 @@ impl Store {
             .ok_or_else(|| Error::NotFound(format!("memory {id}")))
     }
 
+    /// The memory whose recording is `audio_path`, if one is (a recording becomes at most one
+    /// memory).
+    pub fn memory_with_audio(&self, audio_path: &str) -> Result<Option<MemoryId>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached("SELECT id FROM claim WHERE audio_path = ?1 LIMIT 1")?;
+        Ok(st.query_row([audio_path], |r| r.get(0)).optional()?)
+    }
+
     /// Number of memories held in `scope`.
     pub fn count(&self, scope: &str) -> Result<usize> {
         let n: i64 = self.conn().query_row(

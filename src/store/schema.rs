@@ -88,6 +88,11 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE claim_vec;
     ALTER TABLE claim DROP COLUMN embed_model;
     "#,
+    // 4: a recording belongs to at most one claim; saving a draft twice (a retry after a crash,
+    // two windows) finds the claim the first save made.
+    r#"
+    CREATE INDEX claim_by_audio ON claim(audio_path) WHERE audio_path IS NOT NULL;
+    "#,
 ];
 
 /// The version a file has once [`migrate`] has run.

@@ -1,7 +1,7 @@
 //! Remembering: a text is checked, embedded, and written with its holding, its full text and its
 //! vector in one transaction; a holder's index, if loaded, takes the new vector at once.
 
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 
 use super::{f32_bytes, write_tx, MemoryId, NewMemory, Store, DEFAULT_SCOPE, MAX_TEXT_BYTES};
 use crate::clock::now_ms;
@@ -63,6 +63,8 @@ impl Store {
         }
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
+        // Every row's id, in order; and the rows written now (an index has to take them).
+        let mut ids = Vec::with_capacity(rows.len());
         let mut written = Vec::with_capacity(rows.len());
         {
             let mut holder_st = tx.prepare_cached(
@@ -78,8 +80,20 @@ impl Store {
                 tx.prepare_cached("INSERT INTO claim_fts(rowid, text) VALUES (?1, ?2)")?;
             let mut vec_st =
                 tx.prepare_cached("INSERT INTO claim_vector(claim_id, holder_id, session, model, embedding) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            let mut audio_st = tx.prepare_cached("SELECT id FROM claim WHERE audio_path = ?1")?;
             for (m, vector) in rows {
                 let text = check_text(m.text)?;
+                // A recording becomes one memory: saving its draft again (after a crash between
+                // the commit and the draft's removal, or twice at once) gives the same memory.
+                if let Some(audio) = m.audio_path {
+                    if let Some(id) = audio_st
+                        .query_row([audio], |r| r.get::<_, i64>(0))
+                        .optional()?
+                    {
+                        ids.push(id);
+                        continue;
+                    }
+                }
                 let scope = if m.scope.trim().is_empty() {
                     DEFAULT_SCOPE
                 } else {
@@ -98,17 +112,18 @@ impl Store {
                     m.embed_model.unwrap_or(EMBED_MODEL_ID),
                     f32_bytes(vector)
                 ])?;
-                written.push((holder, id, at));
+                ids.push(id);
+                written.push((m, *vector, holder, id, at));
             }
         }
         tx.commit()?;
         drop(conn);
         let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
-        for ((m, v), (holder, id, at)) in rows.iter().zip(&written) {
-            if let Some(idx) = indexes.get_mut(holder) {
-                idx.upsert(*id, m.session, *at, v);
+        for (m, v, holder, id, at) in written {
+            if let Some(idx) = indexes.get_mut(&holder) {
+                idx.upsert(id, m.session, at, v);
             }
         }
-        Ok(written.into_iter().map(|w| w.1).collect())
+        Ok(ids)
     }
 }

@@ -10,12 +10,14 @@
 //! | module | tests |
 //! |---|---|
 //! | `store` | remember and recall with the real embedder, reopening, recency, bad input |
+//! | `disk_full` | the disk fills while dictating: said within a second, memory bounded, a draft of what was kept |
 //! | `engine` | the store on random vectors: both recall paths, forget, re-embed, history, migration |
 //! | `speech` | whisper on spoken sentences; a dictation from spool to draft to memory |
 //! | `microphone` | a sentence through an ALSA file microphone, heard by whisper |
 //! | `microphone_paced` | Settings' level check, and a microphone that goes quiet, in real time |
 //! | `dictation_first_word` | speech starting at the first sample keeps its first word |
 //! | `dictation_long` | three minutes of dictation with pauses |
+//! | `crash_sweep` | SIGKILL at every step from record to memory: one draft or one memory after, never lost |
 //! | `recovery` | a killed dictation recovered at the next start; a cut spool |
 //! | `voice` | what the voice says is what whisper hears; stop; bad input |
 //! | `speaker` | streamed playback, paced and through ALSA, without gaps |
@@ -28,8 +30,10 @@ mod common;
 
 mod bad_models;
 mod cli;
+mod crash_sweep;
 mod dictation_first_word;
 mod dictation_long;
+mod disk_full;
 mod engine;
 mod microphone;
 mod microphone_paced;

@@ -126,8 +126,7 @@ fn a_spool_cut_mid_sample_is_still_transcribed() {
         .write_all(&[1])
         .unwrap();
     let store = Store::open(dir.path().join("m.sqlite")).unwrap();
-    let _ = store;
-    let r = Dictation::new(&recordings).recover(&Ears::load().unwrap());
+    let r = Dictation::new(&recordings).recover(&Ears::load().unwrap(), &store);
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert!(r.recovered[0].problem.is_none(), "{:?}", r.recovered[0]);
     assert_eq!(r.recovered.len(), 1);

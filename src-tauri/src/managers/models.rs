@@ -58,7 +58,7 @@ impl SpeechModels {
                 }
             });
         if let Err(e) = spawned {
-            eprintln!("umwelt: the idle unloader did not start ({e}); models stay loaded");
+            tracing::warn!("the idle unloader did not start ({e}); models stay loaded");
         }
     }
 }
@@ -89,7 +89,7 @@ pub fn warm_up(state: &AppState) {
             // recordings a crash left are recovered whatever happened before.
             let step = |what: &str, f: &mut dyn FnMut() -> umwelt::Result<()>| {
                 if let Err(e) = catch_panic(what, f) {
-                    eprintln!("umwelt: warm-up: {e}");
+                    tracing::warn!("warm-up: {e}");
                 }
             };
             step("loading the memories' vectors", &mut || {
@@ -118,7 +118,7 @@ pub fn warm_up(state: &AppState) {
                     transcriber: transcriber.get()?,
                     decoding: decoding.clone(),
                 };
-                let r = dictation.recover(&ears);
+                let r = dictation.recover(&ears, &store);
                 if !r.recovered.is_empty() || !r.problems.is_empty() {
                     events.emit(Event::Recovered(Recovered(r)));
                 }
@@ -129,6 +129,6 @@ pub fn warm_up(state: &AppState) {
             });
         });
     if let Err(e) = spawned {
-        eprintln!("umwelt: the warm-up did not start ({e}); models load on first use");
+        tracing::warn!("the warm-up did not start ({e}); models load on first use");
     }
 }

@@ -17,6 +17,13 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The engine's warnings (a file it could not remove, a damaged file set aside) on stderr.
+    let _already = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::WARN)
+        .with_target(false)
+        .without_time()
+        .try_init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -62,7 +62,7 @@ pub fn recover(db: &Option<PathBuf>, a: RecoverArgs) -> Result<()> {
     let dir = a.recordings.unwrap_or_else(paths::recordings_dir);
     let store = open(db)?;
     let dictation = speech::Dictation::new(dir);
-    let r = dictation.recover(&speech::Ears::load()?);
+    let r = dictation.recover(&speech::Ears::load()?, &store);
     for d in &r.recovered {
         match &d.problem {
             None => {
