@@ -3,8 +3,10 @@
 //! Every file is named in `models/manifest.tsv` (registry, version, size, sha256). The set-up
 //! script fetches them into a cache; at run time [`resolve`] looks, in order, in
 //! `$UMWELT_MODELS_DIR`, in `~/.cache/umwelt/models`, and in the `models/` folder bundled beside
-//! the executable. A file is verified (size and sha256) once per process, before it is loaded:
-//! a damaged or wrong file is an [`Error::ModelCorrupt`] naming the file and the fix.
+//! the executable. A file is verified (size and sha256) before it is first loaded, and again at
+//! every later load (after an idle unload, say) if it is no longer the same file on disk (its
+//! size, modification time or inode changed): a damaged or wrong file is an
+//! [`Error::ModelCorrupt`] naming the file and the fix, never a crash in the runtime that reads it.
 //!
 //! | file | holds |
 //! |---|---|
@@ -17,7 +19,7 @@ pub mod ggml;
 pub mod onnx;
 pub mod whisper_ggml;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -120,16 +122,40 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-static VERIFIED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+/// Files whose sha256 matched, as they were on disk when it did.
+static VERIFIED: Mutex<Option<HashMap<PathBuf, Fingerprint>>> = Mutex::new(None);
 
-/// Check a file's size and sha256 against the manifest entry `name`.
+/// What tells that a file on disk is still the one that was hashed: replacing, truncating or
+/// rewriting it changes one of these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64),
+}
+
+fn fingerprint(path: &Path) -> Result<Fingerprint> {
+    let m = std::fs::metadata(path).map_err(Error::io(format!("reading {}", path.display())))?;
+    Ok(Fingerprint {
+        len: m.len(),
+        modified: m.modified().ok(),
+        #[cfg(unix)]
+        inode: {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        },
+    })
+}
+
+/// Check a file's size and sha256 against the manifest entry `name`. Hashed once while the file
+/// stays the same on disk; hashed again when it changed.
 pub fn verify(name: &str, path: &Path) -> Result<()> {
-    if VERIFIED
-        .lock()
-        .unwrap()
-        .get_or_insert_with(HashSet::new)
-        .contains(path)
-    {
+    let now = fingerprint(path)?;
+    let verified = |map: &mut Option<HashMap<PathBuf, Fingerprint>>| {
+        map.get_or_insert_with(HashMap::new).get(path) == Some(&now)
+    };
+    if verified(&mut VERIFIED.lock().unwrap_or_else(|p| p.into_inner())) {
         return Ok(());
     }
     let Some(e) = entry(name) else {
@@ -138,9 +164,7 @@ pub fn verify(name: &str, path: &Path) -> Result<()> {
             detail: format!("'{name}' is not in the model manifest"),
         });
     };
-    let size = std::fs::metadata(path)
-        .map_err(Error::io(format!("reading {}", path.display())))?
-        .len();
+    let size = now.len;
     if size != e.size {
         return Err(Error::ModelCorrupt {
             path: path.into(),
@@ -156,9 +180,9 @@ pub fn verify(name: &str, path: &Path) -> Result<()> {
     }
     VERIFIED
         .lock()
-        .unwrap()
-        .get_or_insert_with(HashSet::new)
-        .insert(path.to_path_buf());
+        .unwrap_or_else(|p| p.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(path.to_path_buf(), now);
     Ok(())
 }
 

@@ -45,3 +45,33 @@ fn missing_and_corrupt_models_are_reported_clearly() {
         "{e}"
     );
 }
+
+/// A model hashed once and then damaged on disk (truncated by a full disk, replaced by another
+/// version) is checked again at its next load, after an idle unload say; and ONNX Runtime given
+/// a truncated file directly says it is damaged instead of aborting.
+#[test]
+fn a_model_damaged_after_its_first_check_is_caught_at_the_next_load() {
+    let _process = common::shared();
+    let real = models::resolve(EMBED_MODEL).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join(EMBED_MODEL);
+    std::fs::copy(&real, &copy).unwrap();
+    models::verify(EMBED_MODEL, &copy).unwrap();
+    let len = std::fs::metadata(&copy).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&copy)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let e = models::verify(EMBED_MODEL, &copy).unwrap_err();
+    assert!(matches!(e, Error::ModelCorrupt { .. }), "{e}");
+    assert!(e.to_string().contains("setup-models.sh"), "{e}");
+    // Skipping the check: ONNX Runtime refuses the truncated file with an error, not an abort.
+    let e = models::onnx::ort_session(&copy, EMBED_MODEL).unwrap_err();
+    assert!(matches!(e, Error::ModelCorrupt { .. }), "{e}");
+    assert!(e.to_string().contains("damaged"), "{e}");
+    // Put back whole, it passes again (hashed anew, as it changed).
+    std::fs::copy(&real, &copy).unwrap();
+    models::verify(EMBED_MODEL, &copy).unwrap();
+}
