@@ -223,7 +223,9 @@ impl SettingsFile {
         };
         let aside = self.path.with_extension("json.damaged");
         let Ok(loaded) = serde_json::from_str::<Settings>(&text) else {
-            let _ = std::fs::rename(&self.path, &aside);
+            if let Err(e) = std::fs::rename(&self.path, &aside) {
+                tracing::warn!("setting the damaged settings file aside: {e}");
+            }
             return (
                 Settings::default(),
                 Some(format!(
@@ -237,7 +239,9 @@ impl SettingsFile {
         if notes.is_empty() {
             return (settings, None);
         }
-        let _ = std::fs::copy(&self.path, &aside);
+        if let Err(e) = std::fs::copy(&self.path, &aside) {
+            tracing::warn!("keeping a copy of the repaired settings file: {e}");
+        }
         let saved = match self.save(&settings) {
             Ok(()) => String::new(),
             Err(e) => format!(" The repaired settings were not saved: {e}."),

@@ -153,7 +153,7 @@ impl<R: Runtime> Emit for AppHandle<R> {
             Event::MicrophoneLevel(e) => send(self, e),
         };
         if let Err(e) = sent {
-            eprintln!("umwelt: an event did not reach the window: {e}");
+            tracing::warn!("an event did not reach the window: {e}");
         }
     }
 }

@@ -44,6 +44,8 @@ pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
             settings::get_settings,
             settings::save_settings,
             settings::take_startup_note,
+            settings::log_folder,
+            settings::open_log_folder,
         ])
         .events(crate::events::all())
         // A rejected command throws its `CommandError`, as `invoke` does.

@@ -6,9 +6,11 @@
 //! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `dictation.rs`, `voice.rs`, `settings.rs`, `dashboard.rs` |
 //! | `managers/` | one owner per resource: the microphone, the speaker, the speech models, the benchmark run |
 //! | `shortcut.rs` | the global dictation shortcut (toggle or push-to-talk) |
+//! | `single_instance.rs` | one app per data folder: a second launch brings the first's window forward |
 //! | `state.rs` | what the app holds while it runs |
 //! | `error.rs` | the error type that crosses into the web view |
 //! | `events.rs` | the events the shell emits to the web view, and how managers send them |
+//! | `logging.rs` | the rotating log file in the data folder |
 //! | `ipc.rs` | the IPC surface in one list: every command and event |
 //! | `bindings.rs` | `ui/src/bindings.ts` made from `ipc.rs`, and the test that keeps it current |
 
@@ -17,8 +19,10 @@ pub mod commands;
 pub mod error;
 pub mod events;
 pub mod ipc;
+pub mod logging;
 pub mod managers;
 pub mod shortcut;
+pub mod single_instance;
 pub mod state;
 
 use tauri::Manager;
@@ -32,13 +36,48 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
 
 /// Run the desktop app.
 pub fn run() {
+    let data_dir = umwelt::paths::data_dir();
+    let instance = match single_instance::claim(&data_dir) {
+        Ok(single_instance::Instance::First(first)) => Some(first),
+        Ok(single_instance::Instance::AlreadyRunning) => {
+            println!("Umwelt is already running; its window was brought to the front.");
+            return;
+        }
+        Err(e) => {
+            // Not fatal: without the lock the store's own locking still keeps the file whole.
+            eprintln!("umwelt: could not check for another running Umwelt ({e}); starting anyway");
+            None
+        }
+    };
     let app = with_commands(tauri::Builder::default())
-        .setup(|app| {
+        .setup(move |app| {
             let started = std::time::Instant::now();
-            let state = state::AppState::open(umwelt::paths::data_dir())?;
+            logging::init(&logging::log_dir(&data_dir));
+            if let Some(first) = instance {
+                let handle = app.handle().clone();
+                let listening = first.listen(move || {
+                    if let Some(w) = handle.get_webview_window("main") {
+                        let shown = w
+                            .unminimize()
+                            .and_then(|_| w.show())
+                            .and_then(|_| w.set_focus());
+                        if let Err(e) = shown {
+                            tracing::warn!("bringing the window to the front: {e}");
+                        }
+                    }
+                });
+                if let Err(e) = listening {
+                    tracing::warn!("a second launch will not find this one ({e})");
+                }
+                // The lock lives as long as the app (the process ends in `process::exit`).
+                app.manage(first);
+            }
+            let state = state::AppState::open(data_dir).inspect_err(|e| {
+                tracing::error!("Umwelt could not open its data: {e}");
+            })?;
             let ms = started.elapsed().as_secs_f64() * 1e3;
             if let Err(e) = state.runs.record(TimingKind::Startup, now_ms(), ms) {
-                eprintln!("umwelt: the start-up time was not recorded: {e}");
+                tracing::warn!("the start-up time was not recorded: {e}");
             }
             state.events.bind(app.handle().clone());
             managers::models::warm_up(&state);
@@ -52,7 +91,7 @@ pub fn run() {
                 .shortcut
                 .clone();
             if let Err(e) = state.shortcut.apply(&keys) {
-                eprintln!("umwelt: {e}");
+                tracing::warn!("{e}");
             }
             app.manage(state);
             Ok(())
@@ -83,7 +122,7 @@ pub fn on_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: &tauri::Run
     }
     if let Some(state) = app.try_state::<state::AppState>() {
         if let Err(e) = state.store.flush() {
-            eprintln!("umwelt: the last history entries could not be written: {e}");
+            tracing::warn!("the last history entries could not be written: {e}");
         }
     }
 }

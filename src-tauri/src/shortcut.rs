@@ -52,7 +52,7 @@ impl Shortcut {
         let _ = self.0.set(Box::new(move |keys: &str| {
             let gs = app.global_shortcut();
             if let Err(e) = gs.unregister_all() {
-                eprintln!("umwelt: the old shortcut could not be unregistered: {e}");
+                tracing::warn!("the old shortcut could not be unregistered: {e}");
             }
             if keys.is_empty() {
                 return Ok(());

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use umwelt::bench::Runs;
+use umwelt::damaged::open_or_set_aside;
 use umwelt::settings::{Settings, SettingsFile};
 use umwelt::speech::Dictation;
 use umwelt::voice::Speaker;
@@ -41,18 +42,40 @@ pub struct AppState {
     pub events: Arc<Relay>,
     /// The global shortcut; bound to its plugin once the app runs.
     pub shortcut: Shortcut,
+    /// Where the log files are ([`crate::logging`]).
+    pub log_dir: PathBuf,
 }
 
 impl AppState {
-    /// Open the user's memory file under `data_dir` (created if need be). Loads no model.
+    /// Open the user's memory file under `data_dir` (created if need be). Loads no model. A
+    /// memory file or performance database that cannot be opened is set aside (kept, never
+    /// deleted), a fresh one is started, and the start-up note says where the old one is.
     pub fn open(data_dir: PathBuf) -> umwelt::Result<AppState> {
-        let store = Arc::new(Store::open(data_dir.join("memories.sqlite"))?);
+        let mut notes = Vec::new();
+        let (store, kept) =
+            open_or_set_aside(&data_dir.join("memories.sqlite"), |p| Store::open(p))?;
+        if let Some(kept) = kept {
+            notes.push(format!(
+                "Your memory file could not be opened: it is damaged. It is kept, untouched, as {}, and Umwelt started a fresh one, so you can go on. To go back to the old file, quit Umwelt and rename it to memories.sqlite; a file-recovery tool such as `sqlite3 .recover` may get its memories back.",
+                kept.display()
+            ));
+        }
+        let store = Arc::new(store);
         let settings_file = SettingsFile::new(data_dir.join("settings.json"));
-        let (settings, startup_note) = settings_file.load();
+        let (settings, settings_note) = settings_file.load();
+        notes.extend(settings_note);
         let speech_models = SpeechModels::new(settings.speech_model);
         let settings = Arc::new(Mutex::new(settings));
         let dictation = Arc::new(Dictation::new(data_dir.join("recordings")));
-        let runs = Arc::new(Runs::open(&data_dir.join("perf.sqlite"))?);
+        let (runs, kept) = open_or_set_aside(&data_dir.join("perf.sqlite"), Runs::open)?;
+        if let Some(kept) = kept {
+            notes.push(format!(
+                "The dashboard's history could not be read: it is damaged, and was set aside as {}. New runs are kept from now on; your memories are not affected.",
+                kept.display()
+            ));
+        }
+        let runs = Arc::new(runs);
+        let startup_note = (!notes.is_empty()).then(|| notes.join("\n\n"));
         let events = Arc::new(Relay::default());
         let microphone = MicrophoneOwner::new(
             SystemMicrophones {
@@ -78,6 +101,7 @@ impl AppState {
             startup_note: Mutex::new(startup_note),
             events,
             shortcut: Shortcut::default(),
+            log_dir: crate::logging::log_dir(&data_dir),
         })
     }
 }

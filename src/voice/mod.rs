@@ -343,7 +343,7 @@ fn synthesise(
         if trace {
             let ahead = queued.saturating_sub(state.played.load(Ordering::Relaxed)) as f64
                 / SAMPLE_RATE as f64;
-            eprintln!(
+            tracing::info!(
                 "voice: phrase {} budget {budget} {:?}: {ms:.0} ms for {:.2} s (rtf {rtf:.2}), {ahead:.2} s was queued, first sound {:?}",
                 stats.phrases,
                 phrase.phonemes,
@@ -406,7 +406,9 @@ impl Stopper {
     /// Stop now: the device gets no more samples, the model run in progress is cancelled.
     pub fn stop(&self) {
         self.state.stop.store(true, Ordering::Relaxed);
-        let _ = self.cancel.terminate();
+        if let Err(e) = self.cancel.terminate() {
+            tracing::warn!("cancelling the voice's model run: {e}");
+        }
     }
 }
 

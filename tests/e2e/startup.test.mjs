@@ -27,3 +27,38 @@ test("a damaged settings file is set aside and the window says so", { timeout: 1
     await app.close();
   }
 });
+
+test("a damaged memory file and dashboard history are kept aside, and the window opens and says so", { timeout: 120_000 }, async () => {
+  const home = tempDir("umwelt-e2e-startup-db-");
+  const data = path.join(home, "data");
+  fs.mkdirSync(data, { recursive: true });
+  const garbage = "these bytes were a database once; they are the user's and must be kept";
+  fs.writeFileSync(path.join(data, "memories.sqlite"), garbage);
+  fs.writeFileSync(path.join(data, "perf.sqlite"), garbage);
+  const app = await launch(application, { XDG_CONFIG_HOME: home, UMWELT_DATA_DIR: data });
+  const { browser } = app;
+  try {
+    const note = await browser.$("#startup-note");
+    await note.waitForDisplayed({ timeout: 30_000, timeoutMsg: "the window never said the memory file was damaged" });
+    const said = await note.getText();
+    assert.match(said, /memory file could not be opened/i);
+    assert.match(said, /dashboard's history could not be read/i);
+    await screenshot(browser, "startup-damaged-db.png");
+    const kept = fs.readdirSync(data).filter((n) => n.includes(".damaged-"));
+    for (const name of ["memories.sqlite", "perf.sqlite"]) {
+      const aside = kept.find((n) => n.startsWith(`${name}.damaged-`));
+      assert.ok(aside, `${name} is kept aside: ${kept}`);
+      assert.equal(fs.readFileSync(path.join(data, aside), "utf8"), garbage, "kept untouched");
+    }
+    // The fresh memory file works: a typed note is kept.
+    const text = "a note in the fresh file";
+    await (await browser.$("#note")).setValue(text);
+    await browser.keys("Enter");
+    await browser.waitUntil(async () => (await (await browser.$("#memories")).getText()).includes(text), {
+      timeout: 30_000,
+      timeoutMsg: "a note typed into the fresh memory file was not kept",
+    });
+  } finally {
+    await app.close();
+  }
+});

@@ -82,6 +82,10 @@ export const commands = {
 	 *  once: the first call takes it.
 	 */
 	takeStartupNote: () => __TAURI_INVOKE<string | null>("take_startup_note"),
+	/**  The folder the log files are in, to show in Settings. */
+	logFolder: () => __TAURI_INVOKE<string>("log_folder"),
+	/**  Open the log folder in the system's file manager. */
+	openLogFolder: () => __TAURI_INVOKE<null>("open_log_folder"),
 };
 
 /** Events */

@@ -46,7 +46,8 @@ pub async fn run_bench(
             &runs,
             &config,
             &mut |p| {
-                let _ = on_progress.send(p.clone());
+                // The window may have gone (closed mid-run): the run goes on and is kept.
+                let _window_gone = on_progress.send(p.clone());
             },
             &cancel,
         )

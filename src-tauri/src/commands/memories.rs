@@ -44,11 +44,13 @@ pub async fn recall(state: State<'_, AppState>, query: String, k: u32) -> CmdRes
     blocking(move || {
         let t = Instant::now();
         let hits = store.recall(&query, &scope, None, k as usize)?;
-        let _ = runs.record(
+        if let Err(e) = runs.record(
             TimingKind::Recall,
             now_ms(),
             t.elapsed().as_secs_f64() * 1e3,
-        );
+        ) {
+            tracing::warn!("the search's time was not recorded: {e}");
+        }
         Ok(hits)
     })
     .await

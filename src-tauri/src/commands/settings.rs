@@ -46,7 +46,7 @@ pub async fn save_settings(state: State<'_, AppState>, settings: Settings) -> Cm
         Err(e) => {
             if new_shortcut {
                 if let Err(again) = state.shortcut.apply(&before.shortcut) {
-                    eprintln!("umwelt: {again}");
+                    tracing::warn!("{again}");
                 }
             }
             return Err(e);
@@ -68,4 +68,48 @@ pub fn take_startup_note(state: State<'_, AppState>) -> Option<String> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take()
+}
+
+/// The folder the log files are in, to show in Settings.
+#[tauri::command]
+#[specta::specta]
+pub fn log_folder(state: State<'_, AppState>) -> String {
+    state.log_dir.to_string_lossy().into_owned()
+}
+
+/// Open the log folder in the system's file manager.
+#[tauri::command]
+#[specta::specta]
+pub fn open_log_folder(state: State<'_, AppState>) -> CmdResult<()> {
+    let dir = &state.log_dir;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        CommandError::new(
+            ErrorKind::Internal,
+            format!("the log folder {} cannot be made: {e}", dir.display()),
+        )
+    })?;
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    std::process::Command::new(opener)
+        .arg(dir)
+        .spawn()
+        .map(|mut child| {
+            // Reaped when the opener exits (it hands the folder to the file manager and ends).
+            std::thread::spawn(move || child.wait());
+        })
+        .map_err(|e| {
+            tracing::warn!("opening the log folder with {opener}: {e}");
+            CommandError::new(
+                ErrorKind::Internal,
+                format!(
+                    "the file manager could not be opened ({e}); the logs are in {}",
+                    dir.display()
+                ),
+            )
+        })
 }

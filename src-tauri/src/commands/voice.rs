@@ -65,7 +65,7 @@ pub async fn speak(state: State<'_, AppState>, text: String) -> CmdResult<Speech
         let r = speech.wait()?;
         if let Some(ms) = r.first_audio_ms {
             if let Err(e) = runs.record(TimingKind::Speak, now_ms(), ms) {
-                eprintln!("umwelt: the reply's time was not recorded: {e}");
+                tracing::warn!("the reply's time was not recorded: {e}");
             }
         }
         let stages = [
@@ -85,7 +85,9 @@ pub async fn speak(state: State<'_, AppState>, text: String) -> CmdResult<Speech
                 .collect(),
             at: now_ms(),
         };
-        let _ = store.log_turn(&scope, VOICE_SESSION, turn);
+        if let Err(e) = store.log_turn(&scope, VOICE_SESSION, turn) {
+            tracing::warn!("the reply's turn was not logged: {e}");
+        }
         Ok(r)
     })
     .await;

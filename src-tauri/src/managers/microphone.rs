@@ -182,7 +182,7 @@ impl<M: Microphones> MicrophoneOwner<M> {
             .name("umwelt-meter".into())
             .spawn(move || owner.send_dictation_levels(&flag))
         {
-            eprintln!("umwelt: the level meter did not start ({e}); dictating without it");
+            tracing::warn!("the level meter did not start ({e}); dictating without it");
         }
         *using = Using::Dictating { live, meter_stop };
         drop(using);
@@ -213,7 +213,11 @@ impl<M: Microphones> MicrophoneOwner<M> {
     pub fn stop_in_background(self: &Arc<Self>) {
         let owner = self.clone();
         tauri::async_runtime::spawn_blocking(move || {
-            let _ = owner.stop_dictation();
+            // The outcome reaches the window as events; a refusal (nothing was recording) is
+            // only worth a line in the log.
+            if let Err(e) = owner.stop_dictation() {
+                tracing::info!("the shortcut's stop: {}", e.message);
+            }
         });
     }
 
@@ -282,7 +286,12 @@ impl<M: Microphones> MicrophoneOwner<M> {
             };
             match reading {
                 Some((_, Some(lost))) => {
-                    let _ = self.finish(Some(lost));
+                    if let Err(e) = self.finish(Some(lost)) {
+                        tracing::warn!(
+                            "stopping a dictation whose microphone was lost: {}",
+                            e.message
+                        );
+                    }
                     return;
                 }
                 Some((level, None)) => self.events.emit(Event::DictationLevel(level)),
@@ -305,7 +314,7 @@ fn end_check<M: Microphones>(using: &mut Using<M>) {
     if let Using::Checking { stop, thread } = std::mem::replace(using, Using::Nobody) {
         stop.store(true, Ordering::Relaxed);
         if thread.join().is_err() {
-            eprintln!("umwelt: the microphone check's thread crashed");
+            tracing::warn!("the microphone check's thread crashed");
         }
     }
 }
@@ -429,7 +438,7 @@ impl Microphones for SystemMicrophones {
         let draft = self.dictation.finish(closed)?;
         let ms = stopped.elapsed().as_secs_f64() * 1e3;
         if let Err(e) = self.runs.record(TimingKind::Dictation, now_ms(), ms) {
-            eprintln!("umwelt: the dictation's time was not recorded: {e}");
+            tracing::warn!("the dictation's time was not recorded: {e}");
         }
         Ok(draft)
     }

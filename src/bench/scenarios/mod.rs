@@ -269,7 +269,12 @@ impl<'a> Ctx<'a> {
     /// A path for a new store file in the temporary folder.
     fn fresh(&self, name: &str) -> PathBuf {
         let p = self.dir.path().join(format!("{name}-{}.sqlite", now_ms()));
-        let _ = std::fs::remove_file(&p);
+        // A file of that name (from a run in the same millisecond) is replaced.
+        if let Err(e) = std::fs::remove_file(&p) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!("removing the old bench file {}: {e}", p.display());
+            }
+        }
         p
     }
     fn n(&self, info: &Scenario) -> usize {

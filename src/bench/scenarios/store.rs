@@ -153,7 +153,10 @@ fn forget(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
         }
         drop(store);
         for ext in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+            // The temporary folder goes at the end of the run anyway.
+            if let Err(e) = std::fs::remove_file(format!("{}{ext}", path.display())) {
+                tracing::debug!("removing a bench file: {e}");
+            }
         }
         timed(ms)
     })
