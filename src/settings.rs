@@ -197,6 +197,18 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// Settings from the bytes of a settings file, with any setting that cannot be used put back
+    /// to its default and a note of each ([`Settings::repaired`]); `None` if the bytes are not
+    /// settings at all (not UTF-8, not JSON, a field of the wrong type). What it returns always
+    /// passes [`Settings::validate`].
+    pub fn parse(bytes: &[u8]) -> Option<(Settings, Vec<String>)> {
+        serde_json::from_slice::<Settings>(bytes)
+            .ok()
+            .map(Settings::repaired)
+    }
+}
+
 /// The settings file and the settings in it.
 pub struct SettingsFile {
     path: PathBuf,
@@ -217,12 +229,26 @@ impl SettingsFile {
     /// gone) is put back to its default, the others kept, and the note says which; the file as
     /// it was is kept aside too, and the repaired settings are saved.
     pub fn load(&self) -> (Settings, Option<String>) {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(t) => t,
-            Err(_) => return (Settings::default(), None),
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (Settings::default(), None)
+            }
+            Err(e) => {
+                // Unreadable (permissions): left as it is, and not written over by a save
+                // the user did not make.
+                tracing::warn!("reading the settings file {}: {e}", self.path.display());
+                return (
+                    Settings::default(),
+                    Some(format!(
+                        "Your settings file {} could not be read ({e}), so Umwelt started with the default settings. The file is left as it is.",
+                        self.path.display()
+                    )),
+                );
+            }
         };
         let aside = self.path.with_extension("json.damaged");
-        let Ok(loaded) = serde_json::from_str::<Settings>(&text) else {
+        let Some((settings, notes)) = Settings::parse(&bytes) else {
             if let Err(e) = std::fs::rename(&self.path, &aside) {
                 tracing::warn!("setting the damaged settings file aside: {e}");
             }
@@ -235,7 +261,6 @@ impl SettingsFile {
                 )),
             );
         };
-        let (settings, notes) = loaded.repaired();
         if notes.is_empty() {
             return (settings, None);
         }

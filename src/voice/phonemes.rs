@@ -185,6 +185,30 @@ pub fn formant_speech(text: &str, voice: &str, wpm: u32) -> Result<(Vec<f32>, u3
     ))
 }
 
+/// What espeak-ng is given of `text`: the characters an English voice can read (Latin letters
+/// with their accents, digits, punctuation, symbols, spaces and line breaks); anything else
+/// becomes a space. Those others have nothing an English voice can say (espeak-ng would spell
+/// emoji and other scripts out in other languages, or say nothing), and espeak-ng 1.51 reads freed
+/// memory after some of them, control characters and combining marks among them: a segfault,
+/// not an error (found by `tests/it/fuzz.rs`). NUL would also cut the text short.
+fn speakable(text: &str) -> String {
+    text.chars()
+        .map(|c| if readable(c) { c } else { ' ' })
+        .collect()
+}
+
+fn readable(c: char) -> bool {
+    matches!(c,
+        ' ' | '\n' | '\t' | '\r'
+        | '!'..='~'                      // ASCII letters, digits, punctuation
+        | '\u{a1}'..='\u{24f}'           // Latin-1 Supplement, Latin Extended-A and -B
+        | '\u{1e00}'..='\u{1eff}'        // Latin Extended Additional
+        | '\u{2010}'..='\u{2027}'        // dashes, quotes, bullets, ellipsis
+        | '\u{2030}'..='\u{205e}'        // per mille, primes, more punctuation
+        | '\u{20a0}'..='\u{20c0}'        // currency signs
+    ) && c != '\u{ad}' // the soft hyphen is invisible
+}
+
 /// Phonemise `text` clause by clause. Text espeak cannot phonemise (emoji, other scripts) gives
 /// clauses with no phonemes, which the caller skips.
 pub fn phonemize(text: &str, dialect: Dialect) -> Result<Vec<Clause>> {
@@ -200,8 +224,7 @@ pub fn phonemize(text: &str, dialect: Dialect) -> Result<Vec<Clause>> {
         }
         guard.voice = Some(dialect);
     }
-    // espeak reads up to a NUL; interior NULs would cut the text short, so drop them.
-    let c_text = CString::new(text.replace('\0', " ")).expect("NULs removed");
+    let c_text = CString::new(speakable(text)).expect("NULs removed");
     let base = c_text.as_ptr() as usize;
     let bytes = c_text.as_bytes();
     let mut ptr: *const c_void = c_text.as_ptr() as *const c_void;
@@ -300,6 +323,16 @@ pub fn to_kokoro(ipa: &str, dialect: Dialect) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn espeak_is_given_only_what_an_english_voice_reads() {
+        // The fuzz case that made espeak-ng 1.51 read freed memory: a Bengali sign, DEL, and
+        // combining accents.
+        assert_eq!(speakable("\u{9fb}\u{7f}a\u{301}a\u{301}"), "  a a ");
+        assert_eq!(speakable("a\0b\u{202e}c🦀"), "a b c ");
+        let kept = "Crème brûlée — 12 € at 9:30, “quoted”… naïve Œuvre\nnext";
+        assert_eq!(speakable(kept), kept);
+    }
 
     #[test]
     fn diphthongs_and_affricates_become_kokoro_letters() {

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: real models, real speech from espeak-ng.
 #![allow(dead_code)]
 
+pub mod hostile;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};

@@ -1,0 +1,207 @@
+//! Hostile input at volume, for every parser of what comes from outside: the settings file, the
+//! dashboard's JSON import, the spool reader, the WAV reader, the text handed to espeak-ng's
+//! phonemizer over FFI, and search strings. Each case must give a value or a clear error: no
+//! panic, and what a refused input would have changed is unchanged. (The IPC commands' arguments
+//! are fuzzed on the mock runtime in `src-tauri/tests/commands.rs`.)
+//!
+//! `UMWELT_FUZZ_CASES` sets the cases per parser (CI runs the defaults below; the recorded run in
+//! docs/RELIABILITY.md used 1 000 000 each). Inputs come from `common::hostile`, seeded per
+//! parser, so a failure names a case that reproduces.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use umwelt::bench::{self, Runs};
+use umwelt::settings::Settings;
+use umwelt::speech::spool::{self, SpoolWriter};
+
+use crate::common::{
+    self,
+    hostile::{cases, Hostile},
+};
+
+/// Run `case` for `n` cases; a panic fails the test with the parser's name and the case.
+fn fuzz(name: &str, n: usize, seed: u64, mut case: impl FnMut(usize, &mut Hostile)) {
+    let mut h = Hostile::new(seed);
+    let t0 = std::time::Instant::now();
+    for i in 0..n {
+        if catch_unwind(AssertUnwindSafe(|| case(i, &mut h))).is_err() {
+            panic!("{name}: case {i} (seed {seed}) panicked");
+        }
+    }
+    eprintln!(
+        "fuzz {name}: {n} cases, 0 panics, {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn the_settings_file_parser_takes_anything_and_keeps_only_valid_settings() {
+    let _process = common::shared();
+    let base = serde_json::to_value(Settings::default()).unwrap();
+    let base_bytes = serde_json::to_vec(&base).unwrap();
+    fuzz("settings", cases(100_000), 1, |i, h| {
+        let bytes = match h.below(3) {
+            0 => serde_json::to_vec(&h.mutate_json(i, &base)).unwrap(),
+            1 => h.mutate_bytes(&base_bytes),
+            _ => h.bytes(i),
+        };
+        if let Some((settings, _notes)) = Settings::parse(&bytes) {
+            settings
+                .validate()
+                .unwrap_or_else(|e| panic!("parsed settings that do not validate: {e}"));
+        }
+    });
+}
+
+#[test]
+fn the_dashboards_import_refuses_anything_that_is_not_a_report_and_keeps_nothing_of_it() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let runs = Runs::open(&dir.path().join("perf.sqlite")).unwrap();
+    let report = bench::Report {
+        format: bench::REPORT_FORMAT.into(),
+        started_at: 1,
+        machine: bench::Machine::current(),
+        command: "umwelt-cli bench --fast".into(),
+        results: vec![bench::summarise(
+            "recall",
+            1000,
+            "on",
+            vec![1.0, 1.1],
+            Some(0.3),
+        )],
+    };
+    let base = serde_json::to_value(&report).unwrap();
+    let base_text = base.to_string();
+    let mut kept = 0;
+    fuzz("dashboard import", cases(50_000), 2, |i, h| {
+        let text = match h.below(3) {
+            0 => h.mutate_json(i, &base).to_string(),
+            1 => String::from_utf8_lossy(&h.mutate_bytes(base_text.as_bytes())).into_owned(),
+            _ => h.string(i),
+        };
+        match runs.import(&text) {
+            Ok(_) => kept += 1,
+            // Refused: nothing kept.
+            Err(_) => {}
+        }
+        if i % 1000 == 0 {
+            assert_eq!(
+                runs.list().unwrap().len(),
+                kept,
+                "a refused import kept something"
+            );
+        }
+    });
+    assert_eq!(runs.list().unwrap().len(), kept);
+}
+
+#[test]
+fn the_spool_reader_reads_any_file_or_says_it_is_damaged() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SpoolWriter::create(dir.path(), 16_000).unwrap();
+    w.append(
+        &(0..2_000)
+            .map(|i| (i as f32 * 0.01).sin())
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let good = w.path().to_path_buf();
+    drop(w);
+    let base = std::fs::read(&good).unwrap();
+    let path = dir.path().join("case.spool");
+    fuzz("spool reader", cases(50_000), 3, |i, h| {
+        let bytes = if h.chance(4) {
+            h.bytes(i)
+        } else {
+            h.mutate_bytes(&base)
+        };
+        std::fs::write(&path, &bytes).unwrap();
+        if let Ok(audio) = spool::read(&path) {
+            assert_eq!(audio.samples.len(), (bytes.len() - 16) / 2);
+            assert!(audio
+                .samples
+                .iter()
+                .all(|s| s.is_finite() && s.abs() <= 1.01));
+        }
+    });
+}
+
+#[test]
+fn the_wav_reader_reads_any_file_or_says_why_not() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.wav");
+    let pcm: Vec<f32> = (0..4_000).map(|i| (i as f32 * 0.02).sin() * 0.5).collect();
+    umwelt::audio::write_wav_16k_mono(&good, &pcm).unwrap();
+    let base = std::fs::read(&good).unwrap();
+    let path = dir.path().join("case.wav");
+    fuzz("wav reader", cases(50_000), 4, |i, h| {
+        let bytes = if h.chance(4) {
+            h.bytes(i)
+        } else {
+            h.mutate_bytes(&base)
+        };
+        std::fs::write(&path, &bytes).unwrap();
+        if let Ok(samples) = umwelt::audio::read_wav_16k_mono(Path::new(&path)) {
+            assert!(samples.iter().all(|s| s.is_finite()));
+        }
+    });
+}
+
+#[test]
+fn the_phonemizer_takes_any_text() {
+    let _process = common::shared();
+    use umwelt::voice::phonemes::{phonemize, to_kokoro, Dialect};
+    fuzz("phonemizer (espeak-ng FFI)", cases(20_000), 5, |i, h| {
+        // The voice is given at most a note's worth of text at a time; 10 MB strings go to the
+        // store's length check, not to espeak-ng.
+        let text = if i % common::hostile::HUGE_EVERY == common::hostile::HUGE_EVERY - 1 {
+            h.string(0)
+        } else {
+            h.string(i)
+        };
+        let dialect = if h.chance(2) {
+            Dialect::American
+        } else {
+            Dialect::British
+        };
+        if let Ok(clauses) = phonemize(&text, dialect) {
+            for c in clauses {
+                let _kokoro = to_kokoro(&c.phonemes, dialect);
+            }
+        }
+    });
+}
+
+#[test]
+fn a_search_string_is_always_text() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let store = umwelt::Store::open(dir.path().join("m.sqlite")).unwrap();
+    for t in [
+        "buy oat milk",
+        "the dentist on Tuesday",
+        "call mum about the holiday",
+    ] {
+        store.remember("me", "", t).unwrap();
+    }
+    // Each case embeds its query with the real model: fewer cases than the parsers above.
+    let n = std::env::var("UMWELT_FUZZ_SEARCH_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500);
+    fuzz("search strings", n, 6, |i, h| {
+        let q = h.string(i);
+        match store.recall(&q, "me", None, 10) {
+            Ok(hits) => assert!(hits.len() <= 3),
+            Err(e) => assert!(
+                matches!(e, umwelt::Error::InvalidInput(_)),
+                "a query is refused only as bad input, not: {e}"
+            ),
+        }
+    });
+    assert_eq!(store.count("me").unwrap(), 3);
+}
