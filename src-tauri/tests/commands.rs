@@ -152,3 +152,234 @@ fn a_fractional_id_is_refused_and_deletes_nothing() {
         3
     );
 }
+
+#[path = "../../tests/common/hostile.rs"]
+mod hostile;
+
+/// What a refused command must leave as it was: the memories, the drafts, the kept runs and
+/// the settings.
+fn fingerprint(state: &AppState) -> (Vec<i64>, usize, usize, String) {
+    let memories = state
+        .store
+        .list(&state.scope, 100_000, None)
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    let settings = serde_json::to_string(&*state.settings.lock().unwrap()).unwrap();
+    (
+        memories,
+        state.dictation.drafts().len(),
+        state.runs.list().unwrap().len(),
+        settings,
+    )
+}
+
+/// Every command the web view can call, with the names of its arguments and a valid example,
+/// except those whose valid arguments start real work outside the app's files: `speak` (the
+/// voice on the speaker), `run_bench` (a benchmark), `start_dictation` and
+/// `start_microphone_check` (the microphone), `open_log_folder` (the file manager) and `save_run`
+/// (a file in the user's Downloads folder). Their arguments go through the same deserializer.
+fn fuzzed_commands() -> Vec<(&'static str, Value)> {
+    vec![
+        ("list_memories", json!({ "limit": 10, "before": null })),
+        ("remember", json!({ "text": "buy milk" })),
+        ("recall", json!({ "query": "milk", "k": 5 })),
+        ("delete_memory", json!({ "id": 1 })),
+        ("list_microphones", json!({})),
+        ("stop_microphone_check", json!({})),
+        ("stop_dictation", json!({})),
+        ("list_drafts", json!({})),
+        (
+            "save_draft",
+            json!({ "id": "1700000000000", "text": "a note" }),
+        ),
+        ("discard_draft", json!({ "id": "1700000000000" })),
+        ("retry_draft", json!({ "id": "1700000000000" })),
+        ("bench_scenarios", json!({})),
+        ("machine", json!({})),
+        ("cancel_bench", json!({})),
+        ("list_runs", json!({})),
+        ("get_run", json!({ "id": 1 })),
+        ("delete_run", json!({ "id": 1 })),
+        ("compare_runs", json!({ "before": 1, "after": 2 })),
+        ("import_run", json!({ "json": "{}" })),
+        ("export_run", json!({ "id": 1, "format": "json" })),
+        ("real_timings", json!({})),
+        ("list_voices", json!({})),
+        ("list_speakers", json!({})),
+        ("stop_speaking", json!({})),
+        ("get_settings", json!({})),
+        (
+            "save_settings",
+            json!({ "settings": serde_json::to_value(umwelt::settings::Settings::default()).unwrap() }),
+        ),
+        ("take_startup_note", json!({})),
+        ("log_folder", json!({})),
+    ]
+}
+
+/// Hostile arguments for every command: the right names with hostile values, a valid example
+/// mutated, or anything at all. No panic; an error is a `CommandError` with a kind and a
+/// message; and a refused call changes nothing. `UMWELT_FUZZ_CASES` sets the number of calls
+/// (CI: 6 000; the recorded run: 1 000 000).
+#[test]
+fn every_command_refuses_hostile_arguments_and_a_refusal_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, w) = app(dir.path());
+    let state = app.state::<AppState>();
+    for t in ["buy oat milk", "the dentist on Tuesday"] {
+        invoke(&w, "remember", json!({ "text": t })).unwrap();
+    }
+    let commands = fuzzed_commands();
+    let n = hostile::cases(6_000);
+    let mut h = hostile::Hostile::new(7);
+    let (mut ok, mut refused) = (0usize, 0usize);
+    let t0 = std::time::Instant::now();
+    for i in 0..n {
+        let (cmd, example) = &commands[h.below(commands.len())];
+        let args = match h.below(4) {
+            0 | 1 => {
+                let mut m = serde_json::Map::new();
+                for k in example.as_object().unwrap().keys() {
+                    m.insert(k.clone(), h.value(i, 2));
+                }
+                Value::Object(m)
+            }
+            2 => h.mutate_json(i, example),
+            _ => h.value(i, 3),
+        };
+        // A 10 MB note is refused by length, but recall would embed it: fine, only slower.
+        let before = fingerprint(&state);
+        let reply = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            invoke(&w, cmd, args.clone())
+        }))
+        .unwrap_or_else(|_| panic!("{cmd} panicked on case {i}: {args}"));
+        match reply {
+            Ok(_) => ok += 1,
+            Err(e) => {
+                refused += 1;
+                // Argument errors come from Tauri as a string; the command's own as a CommandError.
+                assert!(
+                    e.is_string() || (e["kind"].is_string() && e["message"].is_string()),
+                    "{cmd} case {i}: {e}"
+                );
+                assert_eq!(
+                    fingerprint(&state),
+                    before,
+                    "{cmd} was refused but changed something (case {i}: {args})"
+                );
+            }
+        }
+    }
+    eprintln!(
+        "IPC fuzz: {n} calls over {} commands, {ok} accepted, {refused} refused, 0 panics, {:.1} s",
+        commands.len(),
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// A draft of a second of silence, written as the dictation writes one.
+fn make_draft(data_dir: &std::path::Path, id: &str) {
+    let recordings = data_dir.join("recordings");
+    std::fs::create_dir_all(&recordings).unwrap();
+    let wav = recordings.join(format!("{id}.wav"));
+    umwelt::audio::write_wav_16k_mono(&wav, &[0.0; 16_000]).unwrap();
+    let draft = umwelt::speech::Draft {
+        id: id.into(),
+        audio_path: wav.to_string_lossy().into_owned(),
+        text: "a dictated note".into(),
+        seconds: 1.0,
+        created_at: 1,
+        problem: None,
+    };
+    std::fs::write(
+        recordings.join(format!("{id}.draft.json")),
+        serde_json::to_vec(&draft).unwrap(),
+    )
+    .unwrap();
+}
+
+/// Pairs of calls made at the same moment from two threads (as two clicks, or a click and the
+/// shortcut): saving one draft twice, retrying a draft while it is saved, and recalling while
+/// memories are deleted. Each ends as if the two had come one after the other.
+#[test]
+fn concurrent_pairs_end_as_if_one_came_after_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, w) = app(dir.path());
+    let state = app.state::<AppState>();
+    let at_once = |a: (&str, Value), b: (&str, Value)| {
+        let barrier = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            let one = s.spawn(|| {
+                barrier.wait();
+                invoke(&w, a.0, a.1.clone())
+            });
+            let two = s.spawn(|| {
+                barrier.wait();
+                invoke(&w, b.0, b.1.clone())
+            });
+            (one.join().unwrap(), two.join().unwrap())
+        })
+    };
+
+    // Save the same draft twice: one memory, the draft gone, the other save told why.
+    for round in 0..40 {
+        let id = format!("{}", 1_700_000_000_000u64 + round);
+        make_draft(dir.path(), &id);
+        let save = (
+            "save_draft",
+            json!({ "id": id, "text": format!("note {round}") }),
+        );
+        let (a, b) = at_once(save.clone(), save);
+        let saved: Vec<&Value> = [&a, &b]
+            .into_iter()
+            .filter_map(|r| r.as_ref().ok())
+            .collect();
+        assert_eq!(saved.len(), 1, "round {round}: {a:?} / {b:?}");
+        let refused = [&a, &b].into_iter().find_map(|r| r.as_ref().err()).unwrap();
+        assert_eq!(refused["kind"], "not_found", "{refused}");
+        assert!(state.dictation.drafts().is_empty());
+    }
+    assert_eq!(state.store.count(&state.scope).unwrap(), 40);
+
+    // Retry while saving: whichever comes first, the draft never comes back once saved.
+    for round in 0..8 {
+        let id = format!("{}", 1_800_000_000_000u64 + round);
+        make_draft(dir.path(), &id);
+        let (retried, saved) = at_once(
+            ("retry_draft", json!({ "id": id })),
+            ("save_draft", json!({ "id": id, "text": "kept as typed" })),
+        );
+        saved.unwrap_or_else(|e| panic!("round {round}: the save failed: {e}"));
+        if let Err(e) = &retried {
+            assert_eq!(e["kind"], "not_found", "{e}");
+        }
+        assert!(
+            state.dictation.drafts().is_empty(),
+            "round {round}: a saved draft came back ({retried:?})"
+        );
+    }
+    assert_eq!(state.store.count(&state.scope).unwrap(), 48);
+
+    // Recall while deleting: every recall answers, with none of what is gone by its end.
+    let ids: Vec<i64> = state
+        .store
+        .list(&state.scope, 100, None)
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    std::thread::scope(|s| {
+        let deleter = s.spawn(|| {
+            for id in &ids {
+                invoke(&w, "delete_memory", json!({ "id": id })).unwrap();
+            }
+        });
+        while !deleter.is_finished() {
+            invoke(&w, "recall", json!({ "query": "note", "k": 10 })).unwrap();
+        }
+    });
+    let hits = invoke(&w, "recall", json!({ "query": "note", "k": 10 })).unwrap();
+    assert_eq!(hits.as_array().unwrap().len(), 0);
+}

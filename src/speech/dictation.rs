@@ -60,6 +60,9 @@ pub struct Draft {
 /// Where recordings and drafts are kept, and the way from one to a memory.
 pub struct Dictation {
     recordings_dir: PathBuf,
+    /// Held while a draft is saved, discarded, or written back by a retry: a retry that ends
+    /// after a save never brings the saved draft back.
+    drafts: std::sync::Mutex<()>,
 }
 
 /// A dictation being recorded and heard.
@@ -127,6 +130,7 @@ impl Dictation {
     pub fn new(recordings_dir: impl Into<PathBuf>) -> Dictation {
         Dictation {
             recordings_dir: recordings_dir.into(),
+            drafts: std::sync::Mutex::new(()),
         }
     }
 
@@ -383,7 +387,10 @@ impl Dictation {
     /// Transcribe a draft's recording again (after a failure, or with another model).
     pub fn retry(&self, id: &str, ears: &Ears) -> Result<Draft> {
         let mut draft = self.draft(id)?;
-        self.wav_for(&mut draft)?;
+        {
+            let _drafts = self.lock_drafts();
+            self.wav_for(&mut draft)?;
+        }
         let mut reader = hound::WavReader::open(&draft.audio_path).map_err(|e| {
             Error::Audio(format!(
                 "the recording {} cannot be read: {e}",
@@ -412,8 +419,18 @@ impl Dictation {
             Ok(_) => draft.problem = Some("no speech was heard in the recording".into()),
             Err(e) => draft.problem = Some(format!("transcription failed: {e}")),
         }
+        let _drafts = self.lock_drafts();
+        if !self.draft_path(id).exists() {
+            return Err(Error::NotFound(format!(
+                "the draft {id} (saved or discarded while it was transcribed again)"
+            )));
+        }
         self.put_draft(&draft)?;
         Ok(draft)
+    }
+
+    fn lock_drafts(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.drafts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// One draft by id.
@@ -463,6 +480,7 @@ impl Dictation {
         scope: &str,
         session: &str,
     ) -> Result<Memory> {
+        let _drafts = self.lock_drafts();
         let mut draft = self.draft(id)?;
         if text.trim().is_empty() {
             return Err(Error::InvalidInput(
@@ -491,6 +509,7 @@ impl Dictation {
     /// Throw a draft away, recording and all. The draft is first marked discarded, so a crash
     /// halfway never brings the recording back as a draft.
     pub fn discard(&self, id: &str) -> Result<()> {
+        let _drafts = self.lock_drafts();
         let draft = self.draft(id)?;
         let marked = self.discarded_path(id);
         std::fs::rename(self.draft_path(id), &marked)

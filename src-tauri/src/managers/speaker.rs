@@ -50,3 +50,50 @@ impl SpeakerOwner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    const LONG: &str = "This reply is long enough to take half a minute to read aloud. It goes on \
+        about the weather, the shopping, the dentist on Tuesday, the holiday plans, and then it \
+        goes on some more, sentence after sentence, so that a reply that is not stopped is easy \
+        to tell from one that is. And then there is one more sentence, and another one after it.";
+
+    /// Two replies asked for at the same moment (two presses while the voice loads), then Stop:
+    /// neither plays on, so both end within a moment of Stop instead of after half a minute.
+    #[test]
+    fn two_replies_asked_for_at_once_then_stop_leave_nothing_playing() {
+        let owner = SpeakerOwner::new(Arc::new(Speaker::new()));
+        for round in 0..3 {
+            let barrier = std::sync::Barrier::new(2);
+            let (a, b) = std::thread::scope(|s| {
+                let one = s.spawn(|| {
+                    barrier.wait();
+                    owner.speak(LONG, &SpeakOptions::default(), Output::Paced)
+                });
+                let two = s.spawn(|| {
+                    barrier.wait();
+                    owner.speak(LONG, &SpeakOptions::default(), Output::Paced)
+                });
+                (one.join().unwrap().unwrap(), two.join().unwrap().unwrap())
+            });
+            owner.stop();
+            let t0 = Instant::now();
+            for speech in [a, b] {
+                let report = speech.wait().unwrap();
+                assert!(
+                    report.audio_seconds < 10.0,
+                    "round {round}: a reply played {} s after Stop",
+                    report.audio_seconds
+                );
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "round {round}: the replies took {:?} to end after Stop",
+                t0.elapsed()
+            );
+        }
+    }
+}
