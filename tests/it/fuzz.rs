@@ -86,14 +86,8 @@ fn the_dashboards_import_refuses_anything_that_is_not_a_report_and_keeps_nothing
             // Refused: nothing kept.
             Err(_) => {}
         }
-        if i % 1000 == 0 {
-            assert_eq!(
-                runs.list().unwrap().len(),
-                kept,
-                "a refused import kept something"
-            );
-        }
     });
+    // Every kept run is one that was accepted: a refused import kept nothing.
     assert_eq!(runs.list().unwrap().len(), kept);
 }
 
