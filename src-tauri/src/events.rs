@@ -166,7 +166,7 @@ pub struct Relay(std::sync::OnceLock<Box<dyn Emit>>);
 impl Relay {
     /// Send every event to `to` from now on (only the first binding counts).
     pub fn bind(&self, to: impl Emit) {
-        let _ = self.0.set(Box::new(to));
+        let _bound_already = self.0.set(Box::new(to));
     }
 }
 

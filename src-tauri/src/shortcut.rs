@@ -49,7 +49,8 @@ impl Shortcut {
     /// Register through `app`'s global-shortcut plugin from now on.
     pub fn bind<R: Runtime>(&self, app: &AppHandle<R>) {
         let app = app.clone();
-        let _ = self.0.set(Box::new(move |keys: &str| {
+        // Bound once at start-up; a second bind (there is none) would keep the first.
+        let _bound_already = self.0.set(Box::new(move |keys: &str| {
             let gs = app.global_shortcut();
             if let Err(e) = gs.unregister_all() {
                 tracing::warn!("the old shortcut could not be unregistered: {e}");

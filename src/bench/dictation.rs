@@ -187,7 +187,8 @@ pub fn live_dictation(ears: &Ears, speech: &[f32], lead: f32, tail: f32) -> Resu
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
-        let _ = tx.send(b.to_vec());
+        // The listener ends early only if it failed, which the run reports below.
+        let _listener_gone = tx.send(b.to_vec());
     }
     let stop = Instant::now();
     drop(tx);

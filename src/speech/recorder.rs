@@ -115,18 +115,21 @@ impl OpenDevice {
             .name("umwelt-mic".into())
             .spawn(move || {
                 let stream = match open_stream(wanted.as_deref(), s.clone()) {
+                    // The opener may have stopped waiting (after 10 s): then nobody is told, and
+                    // the stream closes when the stop channel's sender goes.
                     Ok((stream, rate, name)) => {
-                        let _ = ready_tx.send(Ok((rate, name)));
+                        let _opener_gone = ready_tx.send(Ok((rate, name)));
                         stream
                     }
                     Err(e) => {
-                        let _ = ready_tx.send(Err(e));
+                        let _opener_gone = ready_tx.send(Err(e));
                         return;
                     }
                 };
-                let _ = stop_rx.recv();
+                // Told to stop, or the device's owner is gone: either way, close.
+                let _stopped_or_gone = stop_rx.recv();
                 drop(stream);
-                let _ = closed_tx.send(());
+                let _owner_gone = closed_tx.send(());
             })
             .map_err(Error::io("starting the recording thread"))?;
         let (rate, name) = ready_rx
@@ -146,7 +149,8 @@ impl OpenDevice {
     /// can keep cpal's capture thread blocked: after [`CLOSE_WAIT`] the thread is left to end on
     /// its own, and the recording is finished with what was captured.
     fn close(&mut self) {
-        let _ = self.stop.send(());
+        // The thread may have ended already (the device failed to open).
+        let _ended = self.stop.send(());
         if let Some(t) = self.thread.take() {
             // Its sender goes when the thread ends, so a disconnect means it has ended too.
             if matches!(
@@ -276,7 +280,7 @@ impl Recorder {
                         Ok(()) if !chunk.is_empty() => {
                             if let Some(tap) = &tap {
                                 // The listener may have ended (it failed): the audio is kept.
-                                let _ = tap.send(chunk);
+                                let _listener_gone = tap.send(chunk);
                             }
                             crate::crashpoint::reached("spool.chunk");
                         }
@@ -354,7 +358,8 @@ impl Recorder {
     /// mid-recording is not an error here: what came before it is kept.
     pub fn stop(mut self) -> Result<Recording> {
         self.mic.close();
-        let _ = self.spool_done.send(());
+        // The spool thread ends on this or on the sender's drop; either is fine.
+        let _ended = self.spool_done.send(());
         let writer =
             match self.spooler.take().map(|t| t.join()) {
                 Some(Ok(r)) => r?,
@@ -455,7 +460,8 @@ fn is_disk_full(e: &std::io::Error) -> bool {
 impl Drop for Recorder {
     fn drop(&mut self) {
         self.mic.close();
-        let _ = self.spool_done.send(());
+        // The spool thread ends on this or on the sender's drop; either is fine.
+        let _ended = self.spool_done.send(());
         if let Some(t) = self.spooler.take() {
             match t.join() {
                 Ok(Ok(_)) => {}
