@@ -10,6 +10,7 @@
 //! | `memory.rs` | what a memory is ([`Memory`], [`NewMemory`], [`Hit`]), the one query that reads a memory back; `list`, `get`, `count` |
 //! | `write.rs` | remembering: `remember`, `remember_batch` (one transaction) |
 //! | `recall.rs` | recall and its ranking (similarity + recency), `preload`, [`RecallStats`]; loaded indexes kept in step with other processes (`PRAGMA data_version`) |
+//! | `search.rs` | hybrid search: words (FTS5 bm25) and meaning (recall) fused by reciprocal rank, exact phrases first, each hit with its why |
 //! | `index.rs` | the memory-resident int8+f32 vector index of one holder |
 //! | `forget.rs` | `delete` one memory, `forget` a whole scope |
 //! | `history.rs` | a session's history and turn log, through the journal |
@@ -37,6 +38,7 @@ mod memory;
 mod recall;
 mod reembed;
 mod schema;
+mod search;
 mod write;
 
 use std::collections::HashMap;
@@ -55,6 +57,7 @@ pub use memory::{Hit, Memory, MemoryId, NewMemory, DEFAULT_SCOPE, MAX_TEXT_BYTES
 pub use recall::{RecallStats, MAX_K, RECENCY_HALF_LIFE_DAYS, RECENCY_WEIGHT};
 pub use reembed::ReembedProgress;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
+pub use search::{fts_phrase, fts_words, SearchHit, Why, MAX_QUERY_WORDS, RRF_K};
 
 /// The store. Share it as `Arc<Store>`; calls are serialised on one connection.
 pub struct Store {

@@ -33,7 +33,7 @@ pub struct RecallStats {
     pub scanned: u64,
 }
 
-fn check_k(k: usize) -> Result<usize> {
+pub(super) fn check_k(k: usize) -> Result<usize> {
     if k == 0 || k > MAX_K {
         return Err(Error::InvalidInput(format!(
             "k must be between 1 and {MAX_K}, not {k}"
@@ -45,7 +45,7 @@ fn check_k(k: usize) -> Result<usize> {
 /// The recency term of a memory made at `created_at`, seen at `now` (both unix ms):
 /// `RECENCY_WEIGHT * 0.5 ^ (age_days / RECENCY_HALF_LIFE_DAYS)`; a memory from the future counts
 /// as made now.
-fn recency(created_at: i64, now: i64) -> f32 {
+pub(super) fn recency(created_at: i64, now: i64) -> f32 {
     let age_days = ((now - created_at).max(0) as f32) / 86_400_000.0;
     RECENCY_WEIGHT * 0.5f32.powf(age_days / RECENCY_HALF_LIFE_DAYS)
 }
@@ -117,7 +117,7 @@ impl Store {
     ///
     /// One read transaction holds the candidates and the rows read back to one snapshot of the
     /// file, so a memory another process deletes meanwhile is either wholly there or wholly gone.
-    fn recall_holder(
+    pub(super) fn recall_holder(
         &self,
         holder: i64,
         vector: &[f32],

@@ -48,6 +48,40 @@ fn remember_recall_list_round_trip_as_json() {
     let out = cli(&db).args(["list", "--json"]).output().unwrap();
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 3);
+
+    // Hybrid search, with why each hit ranked, and FTS5 syntax taken as text.
+    let out = cli(&db)
+        .args([
+            "search",
+            "--json",
+            "--explain",
+            "--k",
+            "3",
+            "dentist is on \"Tuesday",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits[0]["memory"]["text"], "the dentist is on Tuesday");
+    assert_eq!(hits[0]["why"]["exact_phrase"], true);
+    assert_eq!(hits[0]["why"]["keyword_rank"], 1);
+    assert!(hits[0]["why"]["similarity"].is_number());
+    let out = cli(&db)
+        .args(["search", "--json", "--session", "s1", "NEAR(milk OR"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let memories: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(memories[0]["text"], "remember to buy milk");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Hostile input at volume, for every parser of what comes from outside: the settings file, the
 //! dashboard's JSON import, the spool reader, the WAV reader, the text handed to espeak-ng's
-//! phonemizer over FFI, and search strings. Each case must give a value or a clear error: no
+//! phonemizer over FFI, and search strings (hybrid search and recall). Each case must give a value or a clear error: no
 //! panic, and what a refused input would have changed is unchanged. (The IPC commands' arguments
 //! are fuzzed on the mock runtime in `src-tauri/tests/commands.rs`.)
 //!
@@ -189,12 +189,19 @@ fn a_search_string_is_always_text() {
         .unwrap_or(500);
     fuzz("search strings", n, 6, |i, h| {
         let q = h.string(i);
-        match store.recall(&q, "me", None, 10) {
-            Ok(hits) => assert!(hits.len() <= 3),
-            Err(e) => assert!(
-                matches!(e, umwelt::Error::InvalidInput(_)),
-                "a query is refused only as bad input, not: {e}"
-            ),
+        // Hybrid search (FTS5 and meaning) and recall by meaning alone.
+        let answers = [
+            store.search(&q, "me", None, 10).map(|hits| hits.len()),
+            store.recall(&q, "me", None, 10).map(|hits| hits.len()),
+        ];
+        for answer in answers {
+            match answer {
+                Ok(n) => assert!(n <= 3),
+                Err(e) => assert!(
+                    matches!(e, umwelt::Error::InvalidInput(_)),
+                    "a query is refused only as bad input, not: {e}"
+                ),
+            }
         }
     });
     assert_eq!(store.count("me").unwrap(), 3);

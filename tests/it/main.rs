@@ -21,6 +21,7 @@
 //! | `crash_sweep` | SIGKILL at every step from record to memory: one draft or one memory after, never lost |
 //! | `recovery` | a killed dictation recovered at the next start; a cut spool |
 //! | `voice` | what the voice says is what whisper hears; stop; bad input |
+//! | `search` | hybrid search: exact phrase first among a thousand, codes by their words, FTS5 syntax as text, holders isolated |
 //! | `speaker` | streamed playback, paced and through ALSA, without gaps |
 //! | `bad_models` | a missing or damaged model is reported clearly |
 //! | `cli` | `umwelt-cli` round trips, refusals and the fast bench |
@@ -40,6 +41,7 @@ mod fuzz;
 mod microphone;
 mod microphone_paced;
 mod recovery;
+mod search;
 mod speaker;
 mod speech;
 mod store;

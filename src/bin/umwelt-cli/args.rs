@@ -26,6 +26,8 @@ pub enum Command {
     Remember(RememberArgs),
     /// Find memories by meaning (blended with recency).
     Recall(RecallArgs),
+    /// Search by words and by meaning at once (hybrid); --explain says why each hit ranked.
+    Search(SearchArgs),
     /// List memories, newest first.
     List(ListArgs),
     /// Forget one memory by id.
@@ -72,6 +74,24 @@ pub struct RecallArgs {
     pub k: usize,
     #[arg(long)]
     pub json: bool,
+    pub query: String,
+}
+
+#[derive(Args)]
+pub struct SearchArgs {
+    #[arg(long, default_value = DEFAULT_SCOPE)]
+    pub scope: String,
+    /// Only this session.
+    #[arg(long)]
+    pub session: Option<String>,
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+    #[arg(long)]
+    pub json: bool,
+    /// Say why each hit ranked where it did: exact phrase, keyword rank and bm25, meaning rank
+    /// and similarity, recency.
+    #[arg(long)]
+    pub explain: bool,
     pub query: String,
 }
 

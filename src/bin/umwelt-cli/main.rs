@@ -38,6 +38,7 @@ fn run(cli: Cli) -> umwelt::Result<()> {
     match cli.command {
         Command::Remember(a) => memory::remember(db, a),
         Command::Recall(a) => memory::recall(db, a),
+        Command::Search(a) => memory::search(db, a),
         Command::List(a) => memory::list(db, a),
         Command::Delete(a) => memory::delete(db, a),
         Command::Transcribe(a) => speech::transcribe(a),

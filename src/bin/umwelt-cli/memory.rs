@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use umwelt::{paths, Result, Store};
 
-use crate::args::{DeleteArgs, ListArgs, RecallArgs, RememberArgs};
+use crate::args::{DeleteArgs, ListArgs, RecallArgs, RememberArgs, SearchArgs};
 
 /// The memory file `--db` names, or the app's own.
 pub fn open(db: &Option<PathBuf>) -> Result<Store> {
@@ -28,6 +28,35 @@ pub fn recall(db: &Option<PathBuf>, a: RecallArgs) -> Result<()> {
     } else {
         for h in hits {
             println!("{:.3}  [{}] {}", h.score, h.memory.id, h.memory.text);
+        }
+    }
+    Ok(())
+}
+
+pub fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
+    let hits = open(db)?.search(&a.query, &a.scope, a.session.as_deref(), a.k)?;
+    if a.json {
+        if a.explain {
+            print_json(&hits);
+        } else {
+            print_json(&hits.iter().map(|h| &h.memory).collect::<Vec<_>>());
+        }
+        return Ok(());
+    }
+    for h in hits {
+        println!("{:.4}  [{}] {}", h.score, h.memory.id, h.memory.text);
+        if a.explain {
+            let w = &h.why;
+            let rank = |r: Option<u32>| r.map_or("—".to_string(), |r| r.to_string());
+            println!(
+                "        exact phrase: {}; keyword rank {} (bm25 {}); meaning rank {} (similarity {}); recency {:.3}",
+                if w.exact_phrase { "yes" } else { "no" },
+                rank(w.keyword_rank),
+                w.bm25.map_or("—".into(), |b| format!("{b:.2}")),
+                rank(w.meaning_rank),
+                w.similarity.map_or("—".into(), |s| format!("{s:.3}")),
+                w.recency
+            );
         }
     }
     Ok(())

@@ -1,0 +1,237 @@
+//! Hybrid search: the words of the query (full text, FTS5's bm25) and its meaning (the vector
+//! recall, with recency) fused by reciprocal rank, with the memories that hold the query as an
+//! exact phrase first. Every hit says why it ranked where it did ([`Why`]).
+//!
+//! ```text
+//! score = [exact phrase: 1] + 1 / (RRF_K + keyword rank) + 1 / (RRF_K + meaning rank)
+//! ```
+//!
+//! (a rank counts from 1; a list the memory is not in adds nothing). The user's text is always
+//! text: it reaches FTS5 only as quoted words ([`fts_words`]), so FTS5's syntax (`"`, `*`,
+//! `NEAR(`, `OR`, `-`, `:`, `^`, parentheses, unbalanced quotes) is never read as syntax.
+//! Isolation is a filter, not a ranking hint: both lists are read only among the claims the
+//! holder holds.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use super::memory::{memory_row, select_memory};
+use super::recall::{check_k, recency};
+use super::{Memory, Store, MAX_TEXT_BYTES};
+use crate::clock::now_ms;
+use crate::error::{Error, Result};
+
+/// The constant of reciprocal rank fusion (the usual 60: a rank-1 hit in one list is worth
+/// about as much as a rank-2 hit in both).
+pub const RRF_K: f32 = 60.0;
+/// At most this many words of a query go to the full-text index (a pasted page is still a
+/// search, not a denial of service).
+pub const MAX_QUERY_WORDS: usize = 64;
+
+/// A memory found by [`Store::search`], and why it ranked where it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
+pub struct SearchHit {
+    pub memory: Memory,
+    /// What the hits are ordered by (see the module's formula).
+    pub score: f32,
+    pub why: Why,
+}
+
+/// The parts of a hit's score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
+pub struct Why {
+    /// The memory holds the query's words as one phrase, in order.
+    pub exact_phrase: bool,
+    /// Its rank among the memories that share words with the query (1 = best), if it is one.
+    pub keyword_rank: Option<u32>,
+    /// FTS5's bm25 of it (lower is better), if it shares words.
+    pub bm25: Option<f64>,
+    /// Its rank among the memories nearest in meaning (similarity + recency), if it is one.
+    pub meaning_rank: Option<u32>,
+    /// Cosine similarity to the query, if it was among the nearest.
+    pub similarity: Option<f32>,
+    /// The recency term (worth at most 0.1, halving every 30 days).
+    pub recency: f32,
+}
+
+/// The words of `text` (runs of letters and digits), at most [`MAX_QUERY_WORDS`].
+fn words(text: &str) -> Vec<&str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(MAX_QUERY_WORDS)
+        .collect()
+}
+
+/// An FTS5 query that matches any of the words of `text`, each quoted (so nothing in it is
+/// syntax); `None` if it has no words.
+pub fn fts_words(text: &str) -> Option<String> {
+    let w = words(text);
+    (!w.is_empty()).then(|| {
+        w.iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
+}
+
+/// An FTS5 query for the words of `text` as one phrase; `None` unless it has two words or more.
+pub fn fts_phrase(text: &str) -> Option<String> {
+    let w = words(text);
+    (w.len() >= 2).then(|| format!("\"{}\"", w.join(" ")))
+}
+
+impl Store {
+    /// The `k` memories of `scope` (and of `session`, if given) that best answer `query`, by
+    /// words and by meaning (see the module).
+    pub fn search(
+        &self,
+        query: &str,
+        scope: &str,
+        session: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<SearchHit>> {
+        check_k(k)?;
+        let q = query.trim();
+        if q.is_empty() {
+            return Err(Error::InvalidInput(
+                "the search is empty: type what you are looking for".into(),
+            ));
+        }
+        if q.len() > MAX_TEXT_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "the search is longer than {} KiB",
+                MAX_TEXT_BYTES / 1024
+            )));
+        }
+        let Some(holder) = self.holder_id(scope)? else {
+            return Ok(Vec::new());
+        };
+        let pool = (k * 4).max(50);
+        let now = now_ms();
+        let vector = self.embedder.get()?.embed_one(q)?;
+        let meaning = self.recall_holder(holder, &vector, session, pool, now)?;
+
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let keyword_list = |m: &str| -> Result<Vec<(i64, f64)>> {
+            let mut st = tx.prepare_cached(
+                "SELECT f.rowid, bm25(claim_fts) AS b FROM claim_fts f
+                 JOIN holding h ON h.claim_id = f.rowid
+                 WHERE claim_fts MATCH ?1 AND h.holder_id = ?2 AND (?3 IS NULL OR h.session = ?3)
+                 ORDER BY b, f.rowid DESC LIMIT ?4",
+            )?;
+            let rows = st.query_map(params![m, holder, session, pool as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        };
+        let keywords = match fts_words(q) {
+            Some(m) => keyword_list(&m)?,
+            None => Vec::new(),
+        };
+        let phrase: Vec<i64> = match fts_phrase(q) {
+            Some(m) => keyword_list(&m)?.into_iter().map(|(id, _)| id).collect(),
+            None => Vec::new(),
+        };
+
+        let mut found: HashMap<i64, (f32, Why, Option<Memory>)> = HashMap::new();
+        let blank = || Why {
+            exact_phrase: false,
+            keyword_rank: None,
+            bm25: None,
+            meaning_rank: None,
+            similarity: None,
+            recency: 0.0,
+        };
+        for (rank, hit) in meaning.into_iter().enumerate() {
+            let e = found
+                .entry(hit.memory.id)
+                .or_insert_with(|| (0.0, blank(), None));
+            e.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
+            e.1.meaning_rank = Some(rank as u32 + 1);
+            e.1.similarity = Some(hit.similarity);
+            e.1.recency = hit.recency;
+            e.2 = Some(hit.memory);
+        }
+        for (rank, (id, bm25)) in keywords.into_iter().enumerate() {
+            let e = found.entry(id).or_insert_with(|| (0.0, blank(), None));
+            e.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
+            e.1.keyword_rank = Some(rank as u32 + 1);
+            e.1.bm25 = Some(bm25);
+        }
+        // A phrase match counts even when its note is in neither list (among many notes that
+        // share the words, it can be in neither's first few dozen).
+        for id in phrase {
+            let e = found.entry(id).or_insert_with(|| (0.0, blank(), None));
+            e.0 += 1.0;
+            e.1.exact_phrase = true;
+        }
+        let mut ranked: Vec<(i64, (f32, Why, Option<Memory>))> = found.into_iter().collect();
+        ranked.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then(b.0.cmp(&a.0)));
+        ranked.truncate(k);
+
+        let mut get = tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (id, (score, mut why, memory)) in ranked {
+            let memory = match memory {
+                Some(m) => m,
+                // Found by its words only: read it back (still only among the holder's).
+                None => match get.query_row(params![id, holder], memory_row).optional()? {
+                    Some(m) => {
+                        why.recency = recency(m.created_at, now);
+                        m
+                    }
+                    None => continue,
+                },
+            };
+            hits.push(SearchHit { memory, score, why });
+        }
+        drop(get);
+        tx.commit()?;
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_reaches_fts5_only_as_quoted_words() {
+        assert_eq!(
+            fts_words("blue \"flower* pot").as_deref(),
+            Some("\"blue\" OR \"flower\" OR \"pot\"")
+        );
+        assert_eq!(
+            fts_phrase("blue flower-pot").as_deref(),
+            Some("\"blue flower pot\"")
+        );
+        for hostile in [
+            "\"",
+            "*",
+            "NEAR(",
+            "OR",
+            "-",
+            ":",
+            "^",
+            "\"unbalanced",
+            "a:b",
+            "(x OR y",
+        ] {
+            let q = fts_words(hostile);
+            assert!(
+                q.as_deref()
+                    .is_none_or(|q| q.split(" OR ").all(|w| w.starts_with('"')
+                        && w.ends_with('"')
+                        && w[1..w.len() - 1].chars().all(char::is_alphanumeric))),
+                "{hostile:?} -> {q:?}"
+            );
+        }
+        assert_eq!(fts_words("*** --- :::"), None);
+        assert_eq!(words(&"word ".repeat(1000)).len(), MAX_QUERY_WORDS);
+    }
+}

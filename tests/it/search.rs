@@ -1,0 +1,162 @@
+//! Hybrid search with the real embedder: an exact phrase the user remembers finds its note first
+//! among a thousand that share its words; a code that means nothing to the embedder is found by
+//! its words; FTS5 syntax in a query is text; and a holder's search never returns what another
+//! holder holds.
+
+use umwelt::store::NewMemory;
+use umwelt::Store;
+
+use crate::common;
+
+const WORDS: &[&str] = &[
+    "blue", "flower", "pot", "garden", "balcony", "kitchen", "paint", "water", "buy", "order",
+    "call", "mum", "shop", "fence", "red", "green", "seeds", "window", "table", "market",
+];
+
+/// `n` notes made of the same few words, embedded in batches and written in one transaction.
+fn fill(store: &Store, scope: &str, n: usize, seed: u64) -> Vec<String> {
+    let mut h = common::hostile::Hostile::new(seed);
+    let texts: Vec<String> = (0..n)
+        .map(|_| {
+            (0..4 + h.below(6))
+                .map(|_| WORDS[h.below(WORDS.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        // Never the phrase itself, in that order.
+        .map(|t| t.replace("blue flower pot", "blue pot flower"))
+        .collect();
+    let embedder = store.embedder().get().unwrap();
+    for chunk in texts.chunks(64) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        let vectors = embedder.embed(&refs).unwrap();
+        let rows: Vec<(NewMemory, &[f32])> = chunk
+            .iter()
+            .zip(&vectors)
+            .map(|(t, v)| {
+                (
+                    NewMemory {
+                        scope,
+                        text: t,
+                        ..Default::default()
+                    },
+                    v.as_slice(),
+                )
+            })
+            .collect();
+        store.remember_batch(&rows).unwrap();
+    }
+    texts
+}
+
+#[test]
+fn an_exact_phrase_finds_its_note_first_among_a_thousand_that_share_its_words() {
+    let _process = common::shared();
+    let (_dir, db) = common::temp_db();
+    let store = Store::open(&db).unwrap();
+    fill(&store, "me", 1000, 11);
+    let target = store
+        .remember(
+            "me",
+            "",
+            "repot the basil into the blue flower pot by the window",
+        )
+        .unwrap();
+    fill(&store, "me", 200, 12);
+    let hits = store.search("blue flower pot", "me", None, 10).unwrap();
+    assert_eq!(hits[0].memory.id, target, "{:#?}", &hits[..3]);
+    assert!(hits[0].why.exact_phrase);
+    assert!(hits[1..].iter().all(|h| !h.why.exact_phrase));
+    // Meaning alone does not put it first: the phrase is what does.
+    let recalled = store.recall("blue flower pot", "me", None, 10).unwrap();
+    eprintln!(
+        "recall by meaning alone ranks it {:?} of 10",
+        recalled
+            .iter()
+            .position(|h| h.memory.id == target)
+            .map(|p| p + 1)
+    );
+    // The scores are ordered, and each hit says where it came from.
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    assert!(hits.iter().all(|h| h.why.exact_phrase
+        || h.why.keyword_rank.is_some()
+        || h.why.meaning_rank.is_some()));
+}
+
+#[test]
+fn a_code_is_found_by_its_words_and_query_syntax_is_text() {
+    let _process = common::shared();
+    let (_dir, db) = common::temp_db();
+    let store = Store::open(&db).unwrap();
+    fill(&store, "me", 100, 13);
+    let part = store
+        .remember("me", "", "order part XK-4471 for the dishwasher")
+        .unwrap();
+    let hits = store.search("XK-4471", "me", None, 5).unwrap();
+    assert_eq!(hits[0].memory.id, part);
+    assert!(hits[0].why.keyword_rank == Some(1));
+
+    let long = "blue ".repeat(2_000);
+    for q in [
+        "\"",
+        "*",
+        "NEAR(",
+        "NEAR(blue pot, 2)",
+        "OR",
+        "blue OR",
+        "-",
+        "-blue",
+        ":",
+        "text:blue",
+        "\"unbalanced",
+        "blue\" pot",
+        "(blue",
+        "^blue",
+        "blue*",
+        "{blue pot}",
+        "AND",
+        "NOT",
+        "💐 blue",
+        "\u{0}blue",
+        long.as_str(),
+    ] {
+        let hits = store
+            .search(q, "me", None, 5)
+            .unwrap_or_else(|e| panic!("{q:?} failed: {e}"));
+        assert!(hits.len() <= 5, "{q:?}");
+    }
+    assert_eq!(store.count("me").unwrap(), 101, "nothing changed");
+    // Only the empty query and one past the size limit are refused, as bad input.
+    assert!(matches!(
+        store.search("   ", "me", None, 5),
+        Err(umwelt::Error::InvalidInput(_))
+    ));
+    let huge = "a".repeat(umwelt::store::MAX_TEXT_BYTES + 1);
+    assert!(matches!(
+        store.search(&huge, "me", None, 5),
+        Err(umwelt::Error::InvalidInput(_))
+    ));
+}
+
+#[test]
+fn a_holders_search_never_returns_what_another_holder_holds() {
+    let _process = common::shared();
+    let (_dir, db) = common::temp_db();
+    let store = Store::open(&db).unwrap();
+    for (i, holder) in ["ana", "ben", "cem"].iter().enumerate() {
+        fill(&store, holder, 120, 20 + i as u64);
+    }
+    let mut h = common::hostile::Hostile::new(99);
+    for i in 0..300 {
+        let holder = ["ana", "ben", "cem"][h.below(3)];
+        let q = (0..1 + h.below(4))
+            .map(|_| WORDS[h.below(WORDS.len())])
+            .collect::<Vec<_>>()
+            .join(" ");
+        let session = h.chance(5).then_some("");
+        for hit in store.search(&q, holder, session, 1 + h.below(40)).unwrap() {
+            assert_eq!(hit.memory.scope, holder, "query {i} {q:?}");
+        }
+    }
+    assert!(store.search("blue", "nobody", None, 5).unwrap().is_empty());
+}
