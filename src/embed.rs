@@ -71,15 +71,19 @@ impl Embedder {
             .expect("one text in, one vector out"))
     }
 
+    /// The model's tokens of each text (what [`Embedder::embed`] feeds it).
+    pub fn encode(&self, texts: &[&str]) -> Result<Vec<tokenizers::Encoding>> {
+        self.tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| Error::InvalidInput(format!("could not tokenize the text: {e}")))
+    }
+
     /// Embed a batch of texts; each vector is L2-normalised.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let enc = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| Error::InvalidInput(format!("could not tokenize the text: {e}")))?;
+        let enc = self.encode(texts)?;
         let batch = enc.len();
         let seq = enc.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
         let mut ids = vec![0i64; batch * seq];

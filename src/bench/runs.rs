@@ -143,6 +143,14 @@ impl Runs {
         self.insert(&report, "imported")
     }
 
+    /// How many runs are kept.
+    pub fn count(&self) -> Result<usize> {
+        let n: i64 = self
+            .conn()
+            .query_row("SELECT count(*) FROM run", [], |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
     /// Every kept run, newest first.
     pub fn list(&self) -> Result<Vec<RunSummary>> {
         let conn = self.conn();

@@ -94,6 +94,29 @@ impl Store {
         session: Option<&str>,
         k: usize,
     ) -> Result<Vec<SearchHit>> {
+        self.hybrid(query, scope, session, k, true)
+    }
+
+    /// [`Store::search`] by the words alone (no embedding: instant, and usable before the
+    /// embedding model has loaded, as results while the user types).
+    pub fn search_words(
+        &self,
+        query: &str,
+        scope: &str,
+        session: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<SearchHit>> {
+        self.hybrid(query, scope, session, k, false)
+    }
+
+    fn hybrid(
+        &self,
+        query: &str,
+        scope: &str,
+        session: Option<&str>,
+        k: usize,
+        by_meaning: bool,
+    ) -> Result<Vec<SearchHit>> {
         check_k(k)?;
         let q = query.trim();
         if q.is_empty() {
@@ -112,8 +135,12 @@ impl Store {
         };
         let pool = (k * 4).max(50);
         let now = now_ms();
-        let vector = self.embedder.get()?.embed_one(q)?;
-        let meaning = self.recall_holder(holder, &vector, session, pool, now)?;
+        let meaning = if by_meaning {
+            let vector = self.embedder.get()?.embed_one(q)?;
+            self.recall_holder(holder, &vector, session, pool, now)?
+        } else {
+            Vec::new()
+        };
 
         let mut conn = self.conn();
         let tx = conn.transaction()?;

@@ -106,7 +106,7 @@ fn the_spool_reader_reads_any_file_or_says_it_is_damaged() {
     drop(w);
     let base = std::fs::read(&good).unwrap();
     let path = dir.path().join("case.spool");
-    fuzz("spool reader", cases(50_000), 3, |i, h| {
+    fuzz("spool reader", cases(20_000), 3, |i, h| {
         let bytes = if h.chance(4) {
             h.bytes(i)
         } else {
@@ -132,7 +132,7 @@ fn the_wav_reader_reads_any_file_or_says_why_not() {
     umwelt::audio::write_wav_16k_mono(&good, &pcm).unwrap();
     let base = std::fs::read(&good).unwrap();
     let path = dir.path().join("case.wav");
-    fuzz("wav reader", cases(50_000), 4, |i, h| {
+    fuzz("wav reader", cases(20_000), 4, |i, h| {
         let bytes = if h.chance(4) {
             h.bytes(i)
         } else {
@@ -170,6 +170,43 @@ fn the_phonemizer_takes_any_text() {
     });
 }
 
+/// The two parsers a search string meets before the model: the full-text query (FTS5, through
+/// `search_words`, which embeds nothing) and the embedder's tokenizer. Fast, so as many cases as
+/// the other parsers; the whole search with the model is fuzzed below.
+#[test]
+fn a_search_string_is_always_text_to_fts5_and_the_tokenizer() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let store = umwelt::Store::open(dir.path().join("m.sqlite")).unwrap();
+    for t in [
+        "buy oat milk",
+        "the dentist on Tuesday",
+        "call mum \"NEAR\" the holiday: OR not",
+    ] {
+        store.remember("me", "", t).unwrap();
+    }
+    let embedder = store.embedder().get().unwrap();
+    fuzz(
+        "search strings (FTS5 and tokenizer)",
+        cases(30_000),
+        8,
+        |i, h| {
+            let q = h.string(i);
+            match store.search_words(&q, "me", None, 10) {
+                Ok(hits) => assert!(hits.len() <= 3),
+                Err(e) => assert!(
+                    matches!(e, umwelt::Error::InvalidInput(_)),
+                    "a query is refused only as bad input, not: {e}"
+                ),
+            }
+            if q.len() <= umwelt::store::MAX_TEXT_BYTES {
+                embedder.encode(&[&q]).unwrap();
+            }
+        },
+    );
+    assert_eq!(store.count("me").unwrap(), 3);
+}
+
 #[test]
 fn a_search_string_is_always_text() {
     let _process = common::shared();
@@ -186,7 +223,7 @@ fn a_search_string_is_always_text() {
     let n = std::env::var("UMWELT_FUZZ_SEARCH_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(500);
+        .unwrap_or(300);
     fuzz("search strings", n, 6, |i, h| {
         let q = h.string(i);
         // Hybrid search (FTS5 and meaning) and recall by meaning alone.
