@@ -15,6 +15,7 @@
 //! | [`models`] | model manifest, resolver, ONNX Runtime sessions, the whisper file check, whisper CTranslate2→GGML converter |
 //! | [`optimisations`] | the `UMWELT_PERF=off` switch and the thread counts it tunes |
 //! | [`bench`] | the benchmark harness (scenarios, targets, p50/p95/p99) |
+//! | [`exchange`] | export (lossless JSON, Markdown folders) and import (`.md`/`.txt` folders, JSON exports), all or nothing |
 //! | [`settings`] | the user's choices (voice, speed, speaker, microphone), one JSON file |
 //! | [`paths`] | where user data lives |
 //! | [`clock`] | the time the engine stores (Unix milliseconds) |
@@ -28,6 +29,7 @@ pub mod crashpoint;
 pub mod damaged;
 pub mod embed;
 pub mod error;
+pub mod exchange;
 pub mod lazy;
 pub mod models;
 pub mod optimisations;

@@ -57,6 +57,8 @@ pub struct NewMemory<'a> {
     pub audio_path: Option<&'a str>,
     /// The model that made the vector; defaults to [`crate::embed::EMBED_MODEL_ID`].
     pub embed_model: Option<&'a str>,
+    /// Earlier texts, oldest first (an imported memory that had been edited).
+    pub versions: &'a [super::Version],
 }
 
 /// `SELECT <a memory's columns> FROM claim c, its holdings h and their holders ho`, followed by
@@ -97,6 +99,16 @@ impl Store {
             params![scope, before.unwrap_or(i64::MAX), limit.min(100_000) as i64],
             memory_row,
         )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every memory a holder authored, of every holder, oldest first (what an export holds).
+    pub fn all_memories(&self) -> Result<Vec<Memory>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(select_memory!(
+            "WHERE h.provenance = 'authored' ORDER BY c.created_at, c.id"
+        ))?;
+        let rows = st.query_map([], memory_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

@@ -12,6 +12,7 @@
 //! | `recall.rs` | recall and its ranking (similarity + recency), `preload`, [`RecallStats`]; loaded indexes kept in step with other processes (`PRAGMA data_version`) |
 //! | `search.rs` | hybrid search: words (FTS5 bm25) and meaning (recall) fused by reciprocal rank, exact phrases first, each hit with its why |
 //! | `index.rs` | the memory-resident int8+f32 vector index of one holder |
+//! | `edit.rs` | editing a memory, its earlier versions kept and restorable |
 //! | `forget.rs` | `delete` one memory, `forget` a whole scope |
 //! | `history.rs` | a session's history and turn log, through the journal |
 //! | `journal.rs` | the debounced writer of history and the turn log |
@@ -30,6 +31,7 @@
 //! so that between two equally close memories the newer wins, while meaning still dominates
 //! (the recency term is worth at most 0.1).
 
+mod edit;
 mod forget;
 mod history;
 mod index;
@@ -53,6 +55,7 @@ use crate::error::{Error, Result};
 use index::VecIndex;
 use journal::Journal;
 
+pub use edit::Version;
 pub use memory::{Hit, Memory, MemoryId, NewMemory, DEFAULT_SCOPE, MAX_TEXT_BYTES};
 pub use recall::{RecallStats, MAX_K, RECENCY_HALF_LIFE_DAYS, RECENCY_WEIGHT};
 pub use reembed::ReembedProgress;

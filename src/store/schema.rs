@@ -93,6 +93,16 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX claim_by_audio ON claim(audio_path) WHERE audio_path IS NOT NULL;
     "#,
+    // 5: edits keep what they replaced: each earlier text of a claim, and when it was replaced.
+    r#"
+    CREATE TABLE claim_version (
+        id        INTEGER PRIMARY KEY,
+        claim_id  INTEGER NOT NULL REFERENCES claim(id) ON DELETE CASCADE,
+        text      TEXT NOT NULL,               -- the text before the edit
+        edited_at INTEGER NOT NULL             -- when the edit replaced it (unix ms)
+    );
+    CREATE INDEX claim_version_by_claim ON claim_version(claim_id, id);
+    "#,
 ];
 
 /// The version a file has once [`migrate`] has run.

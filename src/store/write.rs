@@ -9,7 +9,7 @@ use crate::embed::{EMBED_DIM, EMBED_MODEL_ID};
 use crate::error::{Error, Result};
 
 /// The text trimmed, if it is neither empty nor longer than [`MAX_TEXT_BYTES`].
-fn check_text(text: &str) -> Result<&str> {
+pub(super) fn check_text(text: &str) -> Result<&str> {
     let t = text.trim();
     if t.is_empty() {
         return Err(Error::InvalidInput(
@@ -81,6 +81,9 @@ impl Store {
             let mut vec_st =
                 tx.prepare_cached("INSERT INTO claim_vector(claim_id, holder_id, session, model, embedding) VALUES (?1, ?2, ?3, ?4, ?5)")?;
             let mut audio_st = tx.prepare_cached("SELECT id FROM claim WHERE audio_path = ?1")?;
+            let mut version_st = tx.prepare_cached(
+                "INSERT INTO claim_version(claim_id, text, edited_at) VALUES (?1, ?2, ?3)",
+            )?;
             for (m, vector) in rows {
                 let text = check_text(m.text)?;
                 // A recording becomes one memory: saving its draft again (after a crash between
@@ -104,6 +107,9 @@ impl Store {
                 claim_st.execute(params![text, at, m.source.unwrap_or("typed"), m.audio_path])?;
                 let id = tx.last_insert_rowid();
                 holding_st.execute(params![holder, id, m.session, at])?;
+                for v in m.versions {
+                    version_st.execute(params![id, v.text, v.edited_at])?;
+                }
                 fts_st.execute(params![id, text])?;
                 vec_st.execute(params![
                     id,

@@ -13,6 +13,7 @@
 //! | `disk_full` | the disk fills while dictating: said within a second, memory bounded, a draft of what was kept |
 //! | `engine` | the store on random vectors: both recall paths, forget, re-embed, history, migration |
 //! | `speech` | whisper on spoken sentences; a dictation from spool to draft to memory |
+//! | `exchange` | edit with versions, JSON and Markdown export round trips, folder import with skips, all or nothing |
 //! | `fuzz` | hostile input for every parser: settings, dashboard import, spool, WAV, phonemizer, search |
 //! | `microphone` | a sentence through an ALSA file microphone, heard by whisper |
 //! | `microphone_paced` | Settings' level check, and a microphone that goes quiet, in real time |
@@ -37,6 +38,7 @@ mod dictation_first_word;
 mod dictation_long;
 mod disk_full;
 mod engine;
+mod exchange;
 mod fuzz;
 mod microphone;
 mod microphone_paced;

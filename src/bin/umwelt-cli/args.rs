@@ -28,6 +28,14 @@ pub enum Command {
     Recall(RecallArgs),
     /// Search by words and by meaning at once (hybrid); --explain says why each hit ranked.
     Search(SearchArgs),
+    /// Replace a memory's text (the old text is kept as a version); --versions lists them,
+    /// --restore V brings one back.
+    Edit(EditArgs),
+    /// Import notes: .md / .txt files or folders of them, or Umwelt's JSON exports. All or
+    /// nothing: a failed import writes nothing and exits 1.
+    Import(ImportArgs),
+    /// Export every memory: --json FILE (lossless) or --markdown DIR (one file per memory).
+    Export(ExportArgs),
     /// List memories, newest first.
     List(ListArgs),
     /// Forget one memory by id.
@@ -103,6 +111,44 @@ pub struct ListArgs {
     pub limit: usize,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args)]
+pub struct EditArgs {
+    pub id: i64,
+    /// The new text (not with --versions or --restore).
+    #[arg(required_unless_present_any = ["versions", "restore"])]
+    pub text: Option<String>,
+    /// List the memory's earlier versions.
+    #[arg(long, conflicts_with_all = ["text", "restore"])]
+    pub versions: bool,
+    /// Make version V the text again.
+    #[arg(long, value_name = "V", conflicts_with = "text")]
+    pub restore: Option<i64>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct ImportArgs {
+    /// Notes without a scope of their own go to this one.
+    #[arg(long, default_value = DEFAULT_SCOPE)]
+    pub scope: String,
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+pub struct ExportArgs {
+    /// Everything, losslessly, as one JSON file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// One Markdown file per memory, with front matter, in this folder.
+    #[arg(long, value_name = "DIR")]
+    pub markdown: Option<PathBuf>,
 }
 
 #[derive(Args)]

@@ -5,6 +5,7 @@
 
 mod args;
 mod bench;
+mod exchange;
 mod memory;
 mod models;
 mod speech;
@@ -39,6 +40,9 @@ fn run(cli: Cli) -> umwelt::Result<()> {
         Command::Remember(a) => memory::remember(db, a),
         Command::Recall(a) => memory::recall(db, a),
         Command::Search(a) => memory::search(db, a),
+        Command::Edit(a) => memory::edit(db, a),
+        Command::Import(a) => exchange::import(db, a),
+        Command::Export(a) => exchange::export(db, a),
         Command::List(a) => memory::list(db, a),
         Command::Delete(a) => memory::delete(db, a),
         Command::Transcribe(a) => speech::transcribe(a),

@@ -4,14 +4,14 @@ use std::path::PathBuf;
 
 use umwelt::{paths, Result, Store};
 
-use crate::args::{DeleteArgs, ListArgs, RecallArgs, RememberArgs, SearchArgs};
+use crate::args::{DeleteArgs, EditArgs, ListArgs, RecallArgs, RememberArgs, SearchArgs};
 
 /// The memory file `--db` names, or the app's own.
 pub fn open(db: &Option<PathBuf>) -> Result<Store> {
     Store::open(db.clone().unwrap_or_else(paths::default_db))
 }
 
-fn print_json<T: serde::Serialize>(v: &T) {
+pub fn print_json<T: serde::Serialize>(v: &T) {
     println!("{}", serde_json::to_string_pretty(v).expect("serialisable"));
 }
 
@@ -58,6 +58,32 @@ pub fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
                 w.recency
             );
         }
+    }
+    Ok(())
+}
+
+pub fn edit(db: &Option<PathBuf>, a: EditArgs) -> Result<()> {
+    let store = open(db)?;
+    if a.versions {
+        let versions = store.versions(a.id)?;
+        if a.json {
+            print_json(&versions);
+        } else {
+            for v in versions {
+                println!("version {} (replaced at {}): {}", v.id, v.edited_at, v.text);
+            }
+        }
+        return Ok(());
+    }
+    let m = match (a.restore, &a.text) {
+        (Some(v), _) => store.restore(a.id, v)?,
+        (None, Some(text)) => store.edit(a.id, text)?,
+        (None, None) => unreachable!("clap requires a text, --versions or --restore"),
+    };
+    if a.json {
+        print_json(&m);
+    } else {
+        println!("[{}] {}", m.id, m.text);
     }
     Ok(())
 }

@@ -1,0 +1,154 @@
+//! Memories in and out of Umwelt: a lossless JSON export (and its import), a folder of Markdown
+//! files with front matter that note apps such as Obsidian open as it is, and the import of
+//! folders of `.md` / `.txt` notes.
+//!
+//! | file | holds |
+//! |---|---|
+//! | `mod.rs` | the export format ([`Export`]), [`export`], [`write_json`], [`write_markdown`], and [`write_all`]: every imported note embedded in batches, then written in one transaction (all or nothing) |
+//! | `markdown.rs` | one Markdown file per memory, and reading one back (front matter, BOM, CRLF) |
+//! | `files.rs` | [`import_paths`]: files and folders of notes, what was skipped and why |
+
+mod files;
+pub mod markdown;
+
+pub use files::{import_paths, ImportReport, Skipped};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::store::{NewMemory, Store, Version};
+
+/// The format name written into every JSON export.
+pub const EXPORT_FORMAT: &str = "umwelt-export/1";
+/// Notes embedded per batch on import.
+const BATCH: usize = 32;
+
+/// Everything a JSON export holds: every memory with its holder, session, times, source,
+/// recording and earlier versions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Export {
+    pub format: String,
+    /// When it was made (unix ms).
+    pub exported_at: i64,
+    pub memories: Vec<ExportedMemory>,
+}
+
+/// One memory in an export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedMemory {
+    /// Its id in the file it came from (a new one is given on import).
+    pub id: i64,
+    pub text: String,
+    /// The holder (scope) whose memory it is.
+    pub scope: String,
+    pub session: String,
+    /// When it was made (unix ms).
+    pub created_at: i64,
+    pub source: String,
+    pub audio_path: Option<String>,
+    /// Earlier texts, oldest first.
+    #[serde(default)]
+    pub versions: Vec<Version>,
+}
+
+/// Every memory in `store`, as an [`Export`].
+pub fn export(store: &Store) -> Result<Export> {
+    let memories = store
+        .all_memories()?
+        .into_iter()
+        .map(|m| {
+            Ok(ExportedMemory {
+                versions: store.versions(m.id)?,
+                id: m.id,
+                text: m.text,
+                scope: m.scope,
+                session: m.session,
+                created_at: m.created_at,
+                source: m.source,
+                audio_path: m.audio_path,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Export {
+        format: EXPORT_FORMAT.into(),
+        exported_at: crate::clock::now_ms(),
+        memories,
+    })
+}
+
+/// Write `e` as one JSON file (a temporary file renamed into place: never half a file).
+pub fn write_json(e: &Export, file: &std::path::Path) -> Result<()> {
+    write_atomically(
+        file,
+        &serde_json::to_vec_pretty(e).expect("an export serialises"),
+    )
+}
+
+/// Write `e` as one Markdown file per memory in `dir` (made if need be).
+pub fn write_markdown(e: &Export, dir: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+    for m in &e.memories {
+        write_atomically(
+            &dir.join(markdown::file_name(m)),
+            markdown::render(m).as_bytes(),
+        )?;
+    }
+    Ok(())
+}
+
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".part");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(Error::io(format!("writing {}", path.display())))
+}
+
+/// Read a JSON export; anything else is [`Error::InvalidInput`] saying what is wrong.
+pub fn parse_export(json: &[u8]) -> Result<Export> {
+    let e: Export = serde_json::from_slice(json)
+        .map_err(|e| Error::InvalidInput(format!("not an Umwelt export: {e}")))?;
+    if e.format != EXPORT_FORMAT {
+        return Err(Error::InvalidInput(format!(
+            "an export in the format '{}', which this Umwelt does not read (it reads {EXPORT_FORMAT})",
+            e.format
+        )));
+    }
+    Ok(e)
+}
+
+/// Embed every memory (in batches, shortest first so a batch pads little) and write them all
+/// in one transaction: all of them, or none if anything fails. Returns the new ids, in order.
+pub fn write_all(store: &Store, memories: &[ExportedMemory]) -> Result<Vec<i64>> {
+    let embedder = store.embedder().get()?;
+    let mut order: Vec<usize> = (0..memories.len()).collect();
+    order.sort_by_key(|&i| memories[i].text.len());
+    let mut vectors: Vec<Vec<f32>> = vec![Vec::new(); memories.len()];
+    for batch in order.chunks(BATCH) {
+        let texts: Vec<&str> = batch.iter().map(|&i| memories[i].text.as_str()).collect();
+        for (&i, v) in batch.iter().zip(embedder.embed(&texts)?) {
+            vectors[i] = v;
+        }
+    }
+    let rows: Vec<(NewMemory, &[f32])> = memories
+        .iter()
+        .zip(&vectors)
+        .map(|(m, v)| {
+            (
+                NewMemory {
+                    scope: &m.scope,
+                    session: &m.session,
+                    text: &m.text,
+                    created_at: Some(m.created_at),
+                    source: Some(&m.source),
+                    audio_path: m.audio_path.as_deref(),
+                    embed_model: None,
+                    versions: &m.versions,
+                },
+                v.as_slice(),
+            )
+        })
+        .collect();
+    store.remember_batch(&rows)
+}

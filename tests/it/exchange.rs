@@ -1,0 +1,307 @@
+//! Memories in and out: edit with versions kept and restored; a JSON export that round-trips
+//! losslessly; a Markdown folder that reads back; a folder of notes with a BOM, CRLF, invalid
+//! UTF-8, a 50 MB file and a PDF imported or skipped with the reason; a failed import that
+//! writes nothing. And the CLI contract: `edit`, `import`, `export`.
+
+use std::process::Command;
+
+use umwelt::exchange::{self, ExportedMemory};
+use umwelt::Store;
+
+use crate::common;
+
+fn cli(db: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"));
+    c.arg("--db").arg(db);
+    c
+}
+
+/// An export's memories without the ids (a new file gives new ones), in a comparable order.
+fn comparable(e: &exchange::Export) -> Vec<ExportedMemory> {
+    let mut m: Vec<ExportedMemory> = e
+        .memories
+        .iter()
+        .cloned()
+        .map(|mut m| {
+            m.id = 0;
+            for v in &mut m.versions {
+                v.id = 0;
+            }
+            m
+        })
+        .collect();
+    m.sort_by(|a, b| (a.created_at, &a.text).cmp(&(b.created_at, &b.text)));
+    m
+}
+
+#[test]
+fn an_edit_keeps_the_old_text_as_a_version_and_any_version_can_be_restored() {
+    let _process = common::shared();
+    let (_dir, db) = common::temp_db();
+    let store = Store::open(&db).unwrap();
+    let id = store.remember("me", "", "buy milk on Tuesday").unwrap();
+    store
+        .remember("me", "", "the dentist moved to Friday")
+        .unwrap();
+    let edited = store
+        .edit(id, "buy oat milk and rye bread on Wednesday")
+        .unwrap();
+    assert_eq!(edited.text, "buy oat milk and rye bread on Wednesday");
+    assert_eq!(edited.created_at, store.get(id).unwrap().created_at);
+    // Re-indexed: the new words find it, the old ones no longer do.
+    let hits = store.search_words("rye bread", "me", None, 5).unwrap();
+    assert_eq!(hits[0].memory.id, id);
+    assert!(store
+        .search_words("Tuesday", "me", None, 5)
+        .unwrap()
+        .is_empty());
+    // Re-embedded: its vector is the new text's.
+    let hits = store.recall("bakery loaf", "me", None, 1).unwrap();
+    assert_eq!(hits[0].memory.id, id, "{:?}", hits[0].memory.text);
+    let versions = store.versions(id).unwrap();
+    assert_eq!(versions.len(), 1);
+    assert_eq!(versions[0].text, "buy milk on Tuesday");
+    // The same text again changes nothing; restoring is an edit that can be undone.
+    store
+        .edit(id, "buy oat milk and rye bread on Wednesday")
+        .unwrap();
+    assert_eq!(store.versions(id).unwrap().len(), 1);
+    let restored = store.restore(id, versions[0].id).unwrap();
+    assert_eq!(restored.text, "buy milk on Tuesday");
+    let versions = store.versions(id).unwrap();
+    assert_eq!(
+        versions.iter().map(|v| v.text.as_str()).collect::<Vec<_>>(),
+        [
+            "buy milk on Tuesday",
+            "buy oat milk and rye bread on Wednesday"
+        ]
+    );
+    assert_eq!(
+        store.search_words("Tuesday", "me", None, 5).unwrap()[0]
+            .memory
+            .id,
+        id
+    );
+    // Bad input changes nothing.
+    assert!(store.edit(id, "   ").is_err());
+    assert!(store.edit(999, "x").is_err());
+    assert!(store.restore(id, 999).is_err());
+    assert_eq!(store.get(id).unwrap().text, "buy milk on Tuesday");
+    // Forgetting the memory forgets its versions.
+    store.delete(id).unwrap();
+    assert!(store.versions(id).unwrap().is_empty());
+}
+
+#[test]
+fn a_json_export_round_trips_and_a_markdown_folder_reads_back() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("a.sqlite")).unwrap();
+    let a = store.remember("me", "kitchen", "buy oat milk").unwrap();
+    store
+        .remember_new(&umwelt::store::NewMemory {
+            scope: "me",
+            session: "walk",
+            text: "the \"blue\" door:\nsecond line — ünïcode 🦀",
+            created_at: Some(1_700_000_000_123),
+            source: Some("dictated"),
+            audio_path: Some("/recordings/1700000000123.wav"),
+            ..Default::default()
+        })
+        .unwrap();
+    store.remember("ana", "", "Ana's own note").unwrap();
+    store.edit(a, "buy oat milk and bread").unwrap();
+    let first = exchange::export(&store).unwrap();
+    assert_eq!(first.memories.len(), 3);
+
+    // JSON: into a fresh file and out again, the same.
+    let json = serde_json::to_vec(&first).unwrap();
+    let other = Store::open(dir.path().join("b.sqlite")).unwrap();
+    exchange::write_all(&other, &exchange::parse_export(&json).unwrap().memories).unwrap();
+    let second = exchange::export(&other).unwrap();
+    assert_eq!(comparable(&second), comparable(&first));
+    assert_eq!(other.search_words("bread", "me", None, 5).unwrap().len(), 1);
+
+    // Markdown: one file per memory, and the folder imports back the same memories (the
+    // versions stay in Umwelt: a note app has no place for them).
+    let md = dir.path().join("md");
+    std::fs::create_dir(&md).unwrap();
+    for m in &first.memories {
+        std::fs::write(
+            md.join(exchange::markdown::file_name(m)),
+            exchange::markdown::render(m),
+        )
+        .unwrap();
+    }
+    let third_store = Store::open(dir.path().join("c.sqlite")).unwrap();
+    let report = exchange::import_paths(&third_store, &[md], "me").unwrap();
+    assert_eq!(
+        (report.imported.len(), report.skipped.len()),
+        (3, 0),
+        "{report:?}"
+    );
+    let mut expected = comparable(&first);
+    for m in &mut expected {
+        m.versions.clear();
+    }
+    assert_eq!(
+        comparable(&exchange::export(&third_store).unwrap()),
+        expected
+    );
+}
+
+#[test]
+fn a_folder_of_notes_imports_what_it_can_and_says_why_not_the_rest() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(notes.join("sub")).unwrap();
+    std::fs::create_dir_all(notes.join(".obsidian")).unwrap();
+    std::fs::write(notes.join("bom.md"), "\u{feff}# Shopping\r\nbuy milk\r\n").unwrap();
+    std::fs::write(notes.join("plain.txt"), "call mum about the holiday\n").unwrap();
+    std::fs::write(
+        notes.join("sub/dated.md"),
+        "---\ncreated: 2024-02-29T08:30:00Z\nsession: trip\n---\npack the tent\n",
+    )
+    .unwrap();
+    std::fs::write(notes.join("latin1.txt"), b"caf\xe9 au lait").unwrap();
+    std::fs::write(notes.join("empty.md"), "   \n").unwrap();
+    std::fs::write(notes.join("scan.pdf"), b"%PDF-1.4").unwrap();
+    std::fs::write(notes.join(".obsidian/app.json"), "{}").unwrap();
+    let big = std::fs::File::create(notes.join("huge.md")).unwrap();
+    big.set_len(50 << 20).unwrap();
+    let store = Store::open(dir.path().join("m.sqlite")).unwrap();
+    let report = exchange::import_paths(&store, &[notes.clone()], "me").unwrap();
+    assert_eq!(report.imported.len(), 3, "{report:#?}");
+    let why = |name: &str| {
+        report
+            .skipped
+            .iter()
+            .find(|s| s.path.ends_with(name))
+            .map(|s| s.why.clone())
+            .unwrap_or_else(|| panic!("{name} not skipped: {report:#?}"))
+    };
+    assert!(why("latin1.txt").contains("UTF-8"));
+    assert!(why("empty.md").contains("empty"));
+    assert!(why("scan.pdf").contains("only .md"));
+    assert!(why("huge.md").contains("too large"));
+    assert_eq!(report.skipped.len(), 4, "hidden folders are not looked in");
+    let texts: Vec<String> = store
+        .list("me", 10, None)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.text)
+        .collect();
+    assert!(
+        texts.contains(&"# Shopping\nbuy milk".to_string()),
+        "{texts:?}"
+    );
+    let tent = store.search_words("tent", "me", None, 1).unwrap();
+    assert_eq!(tent[0].memory.created_at, 1_709_195_400_000);
+    assert_eq!(tent[0].memory.session, "trip");
+    assert_eq!(tent[0].memory.source, "imported");
+}
+
+#[test]
+fn a_failed_import_writes_nothing() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.sqlite");
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    for i in 0..100 {
+        let text = if i == 70 {
+            "this one is POISON".to_string()
+        } else {
+            format!("note number {i}")
+        };
+        std::fs::write(notes.join(format!("{i:03}.txt")), text).unwrap();
+    }
+    let store = Store::open(&db).unwrap();
+    store.remember("me", "", "already here").unwrap();
+    // The disk refuses the 71st write (a trigger stands in for the failure).
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER poison BEFORE INSERT ON claim WHEN NEW.text LIKE '%POISON%'
+             BEGIN SELECT RAISE(ABORT, 'the disk refused the write'); END;",
+        )
+        .unwrap();
+    let e = exchange::import_paths(&store, &[notes.clone()], "me").unwrap_err();
+    assert!(e.to_string().contains("refused"), "{e}");
+    assert_eq!(store.count("me").unwrap(), 1, "nothing half-imported");
+    // The CLI says so and exits 1.
+    let out = cli(&db).arg("import").arg(&notes).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("refused"));
+    assert_eq!(store.count("me").unwrap(), 1);
+}
+
+#[test]
+fn the_cli_edits_imports_and_exports() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.sqlite");
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    std::fs::write(notes.join("a.md"), "the blue flower pot is on the balcony").unwrap();
+    std::fs::write(notes.join("b.txt"), "order part XK-4471").unwrap();
+    std::fs::write(notes.join("c.pdf"), "no").unwrap();
+    let out = cli(&db).arg("import").arg(&notes).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("imported 2, skipped 1"), "{stdout}");
+    let out = cli(&db)
+        .args(["edit", "1", "the red flower pot is on the balcony"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cli(&db)
+        .args(["edit", "1", "--versions", "--json"])
+        .output()
+        .unwrap();
+    let versions: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(versions[0]["text"], "the blue flower pot is on the balcony");
+    let json = dir.path().join("out.json");
+    let md = dir.path().join("md");
+    assert!(cli(&db)
+        .arg("export")
+        .arg("--json")
+        .arg(&json)
+        .status()
+        .unwrap()
+        .success());
+    assert!(cli(&db)
+        .arg("export")
+        .arg("--markdown")
+        .arg(&md)
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(std::fs::read_dir(&md).unwrap().count(), 2);
+    // The export imports into a new file with the edit history.
+    let db2 = dir.path().join("m2.sqlite");
+    let out = cli(&db2).arg("import").arg(&json).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("imported 2, skipped 0"));
+    let out = cli(&db2)
+        .args(["edit", "1", "--versions", "--json"])
+        .output()
+        .unwrap();
+    let versions: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(versions.as_array().unwrap().len(), 1, "{versions}");
+    // Bad input: an unknown id, an export with no target.
+    assert!(!cli(&db)
+        .args(["edit", "99", "x"])
+        .status()
+        .unwrap()
+        .success());
+    assert!(!cli(&db).arg("export").status().unwrap().success());
+}
