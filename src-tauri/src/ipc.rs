@@ -15,6 +15,7 @@ pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
             memories::list_memories,
             memories::remember,
             memories::recall,
+            memories::search,
             memories::delete_memory,
             dictation::list_microphones,
             dictation::start_microphone_check,

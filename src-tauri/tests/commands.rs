@@ -186,6 +186,7 @@ fn fuzzed_commands() -> Vec<(&'static str, Value)> {
         ("list_memories", json!({ "limit": 10, "before": null })),
         ("remember", json!({ "text": "buy milk" })),
         ("recall", json!({ "query": "milk", "k": 5 })),
+        ("search", json!({ "query": "milk", "k": 5 })),
         ("delete_memory", json!({ "id": 1 })),
         ("list_microphones", json!({})),
         ("stop_microphone_check", json!({})),

@@ -84,6 +84,15 @@ test("dictate a note, see it appear while speaking, edit and save it, find it by
     await browser.waitUntil(async () => (await memoryTexts(browser, "#results")).length > 0, { timeout: 30_000 });
     const results = await memoryTexts(browser, "#results");
     assert.match(results[0], /milk/i, `"groceries" should find the milk note first, got ${JSON.stringify(results)}`);
+    // Search is hybrid: a phrase the user remembers finds its note first, and says why.
+    await (await browser.$("#search")).setValue("appointment is on Tuesday");
+    await browser.keys("Enter");
+    await browser.waitUntil(async () => /dentist/.test((await memoryTexts(browser, "#results"))[0] ?? ""), {
+      timeout: 30_000,
+      timeoutMsg: "the phrase did not find the dentist note first",
+    });
+    const why = await (await browser.$("#results li .why")).getText();
+    assert.match(why, /exact phrase/, why);
     await screenshot(browser, "skeleton-search.png");
   } finally {
     await app.close();

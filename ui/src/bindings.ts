@@ -13,6 +13,12 @@ export const commands = {
 	remember: (text: string) => __TAURI_INVOKE<Memory>("remember", { text }),
 	/**  Search by meaning. */
 	recall: (query: string, k: number) => __TAURI_INVOKE<Hit[]>("recall", { query, k }),
+	/**
+	 *  The search box: the `k` memories that best answer `query` by its words and its meaning
+	 *  (hybrid, exact phrases first), each with why it ranked where it did. Its time is kept as the
+	 *  dashboard's real "recall" timing.
+	 */
+	search: (query: string, k: number) => __TAURI_INVOKE<SearchHit[]>("search", { query, k }),
 	/**  Forget one memory. */
 	deleteMemory: (id: number) => __TAURI_INVOKE<null>("delete_memory", { id }),
 	/**  The microphones the system offers. */
@@ -359,6 +365,14 @@ export type ScenarioView = {
 	default_sizes: number[],
 };
 
+/**  A memory found by [`Store::search`], and why it ranked where it did. */
+export type SearchHit = {
+	memory: Memory,
+	/**  What the hits are ordered by (see the module's formula). */
+	score: number,
+	why: Why,
+};
+
 /**  Everything the user can set. */
 export type Settings = {
 	/**  Voice id for reading aloud (`af_heart`). */
@@ -462,6 +476,22 @@ export type VoiceInfo = {
 	accent: string,
 	/**  `female` or `male` */
 	gender: string,
+};
+
+/**  The parts of a hit's score. */
+export type Why = {
+	/**  The memory holds the query's words as one phrase, in order. */
+	exact_phrase: boolean,
+	/**  Its rank among the memories that share words with the query (1 = best), if it is one. */
+	keyword_rank: number | null,
+	/**  FTS5's bm25 of it (lower is better), if it shares words. */
+	bm25: number | null,
+	/**  Its rank among the memories nearest in meaning (similarity + recency), if it is one. */
+	meaning_rank: number | null,
+	/**  Cosine similarity to the query, if it was among the nearest. */
+	similarity: number | null,
+	/**  The recency term (worth at most 0.1, halving every 30 days). */
+	recency: number,
 };
 
 /* Tauri Specta runtime */

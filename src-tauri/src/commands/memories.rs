@@ -5,11 +5,38 @@ use std::time::Instant;
 use tauri::State;
 use umwelt::bench::TimingKind;
 use umwelt::clock::now_ms;
+use umwelt::store::SearchHit;
 use umwelt::{Hit, Memory, MemoryId};
 
 use super::blocking;
 use crate::error::CmdResult;
 use crate::state::AppState;
+
+/// The search box: the `k` memories that best answer `query` by its words and its meaning
+/// (hybrid, exact phrases first), each with why it ranked where it did. Its time is kept as the
+/// dashboard's real "recall" timing.
+#[tauri::command]
+#[specta::specta]
+pub async fn search(
+    state: State<'_, AppState>,
+    query: String,
+    k: u32,
+) -> CmdResult<Vec<SearchHit>> {
+    let (store, scope, runs) = (state.store.clone(), state.scope.clone(), state.runs.clone());
+    blocking(move || {
+        let t = Instant::now();
+        let hits = store.search(&query, &scope, None, k as usize)?;
+        if let Err(e) = runs.record(
+            TimingKind::Recall,
+            now_ms(),
+            t.elapsed().as_secs_f64() * 1e3,
+        ) {
+            tracing::warn!("the search's time was not recorded: {e}");
+        }
+        Ok(hits)
+    })
+    .await
+}
 
 /// Memories, newest first; `before` (unix ms) pages back.
 #[tauri::command]
