@@ -94,7 +94,21 @@ impl Store {
         session: Option<&str>,
         k: usize,
     ) -> Result<Vec<SearchHit>> {
-        self.hybrid(query, scope, session, k, true)
+        self.hybrid(query, None, scope, session, k, true, now_ms())
+    }
+
+    /// [`Store::search`] with the query's vector already made, ranking recency against `now`
+    /// (the benchmark's corpora are embedded with random vectors).
+    pub fn search_with_vector(
+        &self,
+        query: &str,
+        vector: &[f32],
+        scope: &str,
+        session: Option<&str>,
+        k: usize,
+        now: i64,
+    ) -> Result<Vec<SearchHit>> {
+        self.hybrid(query, Some(vector), scope, session, k, true, now)
     }
 
     /// [`Store::search`] by the words alone (no embedding: instant, and usable before the
@@ -106,16 +120,19 @@ impl Store {
         session: Option<&str>,
         k: usize,
     ) -> Result<Vec<SearchHit>> {
-        self.hybrid(query, scope, session, k, false)
+        self.hybrid(query, None, scope, session, k, false, now_ms())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn hybrid(
         &self,
         query: &str,
+        vector: Option<&[f32]>,
         scope: &str,
         session: Option<&str>,
         k: usize,
         by_meaning: bool,
+        now: i64,
     ) -> Result<Vec<SearchHit>> {
         check_k(k)?;
         let q = query.trim();
@@ -134,9 +151,11 @@ impl Store {
             return Ok(Vec::new());
         };
         let pool = (k * 4).max(50);
-        let now = now_ms();
         let meaning = if by_meaning {
-            let vector = self.embedder.get()?.embed_one(q)?;
+            let vector = match vector {
+                Some(v) => v.to_vec(),
+                None => self.embedder.get()?.embed_one(q)?,
+            };
             self.recall_holder(holder, &vector, session, pool, now)?
         } else {
             Vec::new()

@@ -33,6 +33,13 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     .corpus_sized()
     .both_ways(),
     Scenario::new(
+        "search",
+        "the search box: words (FTS5) and meaning fused, across every session",
+        search,
+    )
+    .sizes(&[1_000, 10_000])
+    .corpus_sized(),
+    Scenario::new(
         "remember",
         "writing one memory and indexing it (vector given)",
         remember,
@@ -89,6 +96,24 @@ fn recall(ctx: &mut Ctx, size: usize, filtered: bool) -> Result<Prepared> {
         let session = format!("session-{}", i % SESSIONS);
         let (ms, hits) =
             time(|| store.recall_vector(&q, SCOPE, filtered.then_some(session.as_str()), K, now))?;
+        Ok(Sample {
+            ms,
+            ids: Some(hits.iter().map(|h| h.memory.id).collect()),
+        })
+    })
+}
+
+/// Hybrid search on the corpus: a phrase of its words ("a note about topic 42", which every
+/// memory shares three words of) and the query's vector given, as recall_nofilter is.
+fn search(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
+    let corpus = ctx.corpus(size)?;
+    let now = corpus.now;
+    let store = Store::open(&corpus.path)?;
+    prepared(ctx.warmup, move |i| {
+        let mut rng = Rng::new(1000 + (i % 100_000) as u64);
+        let q = rng.vector();
+        let text = format!("a note about topic {}", i % 97);
+        let (ms, hits) = time(|| store.search_with_vector(&text, &q, SCOPE, None, K, now))?;
         Ok(Sample {
             ms,
             ids: Some(hits.iter().map(|h| h.memory.id).collect()),
