@@ -87,7 +87,8 @@ fn read_note_file(
     if !matches!(ext.as_str(), "md" | "markdown" | "txt" | "json") {
         return Err("not a note: only .md, .txt and Umwelt's .json exports are imported".into());
     }
-    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let meta = std::fs::metadata(path).ok();
+    let len = meta.as_ref().map_or(0, |m| m.len());
     let limit = if ext == "json" {
         1 << 30
     } else {
@@ -123,9 +124,8 @@ fn read_note_file(
             MAX_TEXT_BYTES / 1024
         ));
     }
-    let modified = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
+    let modified = meta
+        .and_then(|m| m.modified().ok())
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as i64);
     Ok(vec![ExportedMemory {

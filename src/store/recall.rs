@@ -42,6 +42,23 @@ pub(super) fn check_k(k: usize) -> Result<usize> {
     Ok(k)
 }
 
+/// `query` trimmed, if it is neither empty nor longer than a memory may be.
+pub(super) fn check_query(query: &str) -> Result<&str> {
+    let q = query.trim();
+    if q.is_empty() {
+        return Err(Error::InvalidInput(
+            "the search is empty: type what you are looking for".into(),
+        ));
+    }
+    if q.len() > MAX_TEXT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "the search is longer than {} KiB",
+            MAX_TEXT_BYTES / 1024
+        )));
+    }
+    Ok(q)
+}
+
 /// The recency term of a memory made at `created_at`, seen at `now` (both unix ms):
 /// `RECENCY_WEIGHT * 0.5 ^ (age_days / RECENCY_HALF_LIFE_DAYS)`; a memory from the future counts
 /// as made now.
@@ -72,18 +89,7 @@ impl Store {
         k: usize,
     ) -> Result<Vec<Hit>> {
         check_k(k)?;
-        let q = query.trim();
-        if q.is_empty() {
-            return Err(Error::InvalidInput(
-                "the search is empty: type what you are looking for".into(),
-            ));
-        }
-        if q.len() > MAX_TEXT_BYTES {
-            return Err(Error::InvalidInput(format!(
-                "the search is longer than {} KiB",
-                MAX_TEXT_BYTES / 1024
-            )));
-        }
+        let q = check_query(query)?;
         let Some(holder) = self.holder_id(scope)? else {
             return Ok(Vec::new());
         };

@@ -18,10 +18,10 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use super::memory::{memory_row, select_memory};
-use super::recall::{check_k, recency};
-use super::{Memory, Store, MAX_TEXT_BYTES};
+use super::recall::{check_k, check_query, recency};
+use super::{Memory, Store};
 use crate::clock::now_ms;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The constant of reciprocal rank fusion (the usual 60: a rank-1 hit in one list is worth
 /// about as much as a rank-2 hit in both).
@@ -135,18 +135,7 @@ impl Store {
         now: i64,
     ) -> Result<Vec<SearchHit>> {
         check_k(k)?;
-        let q = query.trim();
-        if q.is_empty() {
-            return Err(Error::InvalidInput(
-                "the search is empty: type what you are looking for".into(),
-            ));
-        }
-        if q.len() > MAX_TEXT_BYTES {
-            return Err(Error::InvalidInput(format!(
-                "the search is longer than {} KiB",
-                MAX_TEXT_BYTES / 1024
-            )));
-        }
+        let q = check_query(query)?;
         let Some(holder) = self.holder_id(scope)? else {
             return Ok(Vec::new());
         };
