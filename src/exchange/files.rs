@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{markdown, parse_export, write_all, ExportedMemory};
+use super::{markdown, parse_export, write_all_with, ExportedMemory, Work};
 use crate::error::{Error, Result};
 use crate::store::{Store, DEFAULT_SCOPE, MAX_TEXT_BYTES};
 
@@ -31,6 +31,16 @@ pub struct Skipped {
 /// Import `paths` (files, or folders read recursively in name order) into `store`, notes
 /// without a scope going to `scope`. An error (the embedder, the disk) writes nothing.
 pub fn import_paths(store: &Store, paths: &[PathBuf], scope: &str) -> Result<ImportReport> {
+    import_paths_with(store, paths, scope, &Work::default())
+}
+
+/// [`import_paths`], watched by `work` (progress after every batch; cancel writes nothing).
+pub fn import_paths_with(
+    store: &Store,
+    paths: &[PathBuf],
+    scope: &str,
+    work: &Work,
+) -> Result<ImportReport> {
     let mut files = Vec::new();
     for p in paths {
         collect(p, &mut files)?;
@@ -47,7 +57,7 @@ pub fn import_paths(store: &Store, paths: &[PathBuf], scope: &str) -> Result<Imp
             }),
         }
     }
-    report.imported = write_all(store, &notes)?;
+    report.imported = write_all_with(store, &notes, work)?;
     Ok(report)
 }
 

@@ -11,7 +11,7 @@
 mod files;
 pub mod markdown;
 
-pub use files::{import_paths, ImportReport, Skipped};
+pub use files::{import_paths, import_paths_with, ImportReport, Skipped};
 
 use serde::{Deserialize, Serialize};
 
@@ -121,15 +121,58 @@ pub fn parse_export(json: &[u8]) -> Result<Export> {
 /// Embed every memory (in batches, shortest first so a batch pads little) and write them all
 /// in one transaction: all of them, or none if anything fails. Returns the new ids, in order.
 pub fn write_all(store: &Store, memories: &[ExportedMemory]) -> Result<Vec<i64>> {
+    write_all_with(store, memories, &Work::default())
+}
+
+/// How far an import has got: notes embedded of all the notes read.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
+pub struct ImportProgress {
+    pub done: u32,
+    pub total: u32,
+}
+
+/// Who watches a long import: told after every batch, and able to stop it before anything is
+/// written ([`crate::Error::Cancelled`]).
+#[derive(Default)]
+pub struct Work<'a> {
+    pub progress: Option<&'a (dyn Fn(ImportProgress) + Sync)>,
+    pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
+impl Work<'_> {
+    fn tell(&self, done: usize, total: usize) -> Result<()> {
+        if let Some(p) = self.progress {
+            p(ImportProgress {
+                done: done as u32,
+                total: total as u32,
+            });
+        }
+        if self
+            .cancel
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Err(crate::Error::Cancelled);
+        }
+        Ok(())
+    }
+}
+
+/// [`write_all`], watched by `work`.
+pub fn write_all_with(store: &Store, memories: &[ExportedMemory], work: &Work) -> Result<Vec<i64>> {
+    work.tell(0, memories.len())?;
     let embedder = store.embedder().get()?;
     let mut order: Vec<usize> = (0..memories.len()).collect();
     order.sort_by_key(|&i| memories[i].text.len());
     let mut vectors: Vec<Vec<f32>> = vec![Vec::new(); memories.len()];
+    let mut done = 0;
     for batch in order.chunks(BATCH) {
         let texts: Vec<&str> = batch.iter().map(|&i| memories[i].text.as_str()).collect();
         for (&i, v) in batch.iter().zip(embedder.embed(&texts)?) {
             vectors[i] = v;
         }
+        done += batch.len();
+        work.tell(done, memories.len())?;
     }
     let rows: Vec<(NewMemory, &[f32])> = memories
         .iter()

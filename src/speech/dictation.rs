@@ -24,15 +24,18 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
 use crate::audio::{StreamResampler, WavSink, SAMPLE_RATE};
 use crate::error::{catch_panic, Error, Result};
+use crate::speech::file::{self, FileProgress};
 use crate::speech::live::{self, Ears, Heard};
 use crate::speech::spool::{self, SpoolReader};
+use crate::speech::transcriber::TimedText;
 use crate::speech::{Recorder, Recording};
 use crate::store::{Memory, NewMemory, Store};
 
@@ -55,7 +58,44 @@ pub struct Draft {
     pub created_at: i64,
     /// Why there is no text (transcription failed, nothing was heard): offer Retry.
     pub problem: Option<String>,
+    /// `dictated` (the microphone) or `transcribed` (an audio file the user chose).
+    #[serde(default = "dictated")]
+    pub source: String,
+    /// What was heard, with times (a transcribed file; empty for a dictation).
+    #[serde(default)]
+    pub segments: Vec<TimedText>,
+    /// The transcribed file's name, as the user knows it.
+    #[serde(default)]
+    pub file_name: Option<String>,
 }
+
+fn dictated() -> String {
+    SOURCE_DICTATED.into()
+}
+
+impl Draft {
+    /// Take in what a transcription of the draft's file gave.
+    fn set_heard(&mut self, heard: Result<file::FileTranscript>) {
+        match heard {
+            Ok(t) => {
+                self.text = t.text();
+                self.seconds = t.seconds;
+                self.problem = if t.segments.is_empty() {
+                    Some("no speech was heard in the file".into())
+                } else {
+                    t.problem.clone()
+                };
+                self.segments = t.segments;
+            }
+            Err(e) => self.problem = Some(format!("transcription failed: {e}")),
+        }
+    }
+}
+
+/// A memory's source when it was dictated.
+pub const SOURCE_DICTATED: &str = "dictated";
+/// A memory's source when it was transcribed from an audio file.
+pub const SOURCE_TRANSCRIBED: &str = "transcribed";
 
 /// Where recordings and drafts are kept, and the way from one to a memory.
 pub struct Dictation {
@@ -292,6 +332,9 @@ impl Dictation {
             text,
             seconds,
             problem,
+            source: dictated(),
+            segments: Vec::new(),
+            file_name: None,
         };
         self.put_draft(&draft)?;
         Ok(draft)
@@ -362,6 +405,9 @@ impl Dictation {
                 .and_then(|ms| ms.parse().ok())
                 .unwrap_or_else(crate::clock::now_ms),
             problem: Some("recovered after a crash; not transcribed yet".into()),
+            source: dictated(),
+            segments: Vec::new(),
+            file_name: None,
         };
         self.put_draft(&draft)?;
         self.retry(id, ears)
@@ -384,9 +430,80 @@ impl Dictation {
         self.remove_spool(&spool_path)
     }
 
+    /// Transcribe an audio file the user has into a draft, with a time for each segment. The
+    /// file stays where it is (the draft points at it); [`Dictation::save_with`] copies it into
+    /// the recordings folder if the user asks. `progress` hears how far it has got; `cancel`
+    /// stops it, and then no draft is made. A file that cannot be read is an error, and no
+    /// draft is made either.
+    pub fn draft_from_file(
+        &self,
+        path: &Path,
+        ears: &Ears,
+        cancel: Arc<AtomicBool>,
+        progress: impl FnMut(FileProgress),
+    ) -> Result<Draft> {
+        let path = std::fs::canonicalize(path).map_err(Error::io(format!(
+            "opening the audio file {}",
+            path.display()
+        )))?;
+        let heard = self.hear_file(&path, ears, cancel, progress);
+        let heard = match heard {
+            Err(
+                e
+                @ (Error::Cancelled | Error::Audio(_) | Error::Io { .. } | Error::InvalidInput(_)),
+            ) => return Err(e),
+            other => other,
+        };
+        let now = crate::clock::now_ms();
+        let mut draft = Draft {
+            id: format!("file-{now}"),
+            audio_path: path.to_string_lossy().into_owned(),
+            text: String::new(),
+            seconds: 0.0,
+            created_at: now,
+            problem: None,
+            source: SOURCE_TRANSCRIBED.into(),
+            segments: Vec::new(),
+            file_name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+        };
+        draft.set_heard(heard);
+        let _drafts = self.lock_drafts();
+        std::fs::create_dir_all(&self.recordings_dir).map_err(Error::io(format!(
+            "creating the recordings folder {}",
+            self.recordings_dir.display()
+        )))?;
+        self.put_draft(&draft)?;
+        Ok(draft)
+    }
+
+    fn hear_file(
+        &self,
+        path: &Path,
+        ears: &Ears,
+        cancel: Arc<AtomicBool>,
+        progress: impl FnMut(FileProgress),
+    ) -> Result<file::FileTranscript> {
+        catch_panic(HEARING, || {
+            file::transcribe_file(path, &ears.transcriber, &ears.decoding, cancel, progress)
+        })
+    }
+
     /// Transcribe a draft's recording again (after a failure, or with another model).
     pub fn retry(&self, id: &str, ears: &Ears) -> Result<Draft> {
         let mut draft = self.draft(id)?;
+        if draft.source == SOURCE_TRANSCRIBED {
+            let cancel = Arc::new(AtomicBool::new(false));
+            let heard = self.hear_file(Path::new(&draft.audio_path), ears, cancel, |_| {});
+            draft.set_heard(heard);
+            let _drafts = self.lock_drafts();
+            if !self.draft_path(id).exists() {
+                return Err(Error::NotFound(format!(
+                    "the draft {id} (saved or discarded while it was transcribed again)"
+                )));
+            }
+            self.put_draft(&draft)?;
+            return Ok(draft);
+        }
         {
             let _drafts = self.lock_drafts();
             self.wav_for(&mut draft)?;
@@ -480,6 +597,21 @@ impl Dictation {
         scope: &str,
         session: &str,
     ) -> Result<Memory> {
+        self.save_with(id, text, store, scope, session, false)
+    }
+
+    /// [`Dictation::save`]; for a transcribed file, `keep_file` copies the file into the
+    /// recordings folder first, as the memory's audio (without it the memory has none: the
+    /// file stays the user's, wherever they keep it).
+    pub fn save_with(
+        &self,
+        id: &str,
+        text: &str,
+        store: &Store,
+        scope: &str,
+        session: &str,
+        keep_file: bool,
+    ) -> Result<Memory> {
         let _drafts = self.lock_drafts();
         let mut draft = self.draft(id)?;
         if text.trim().is_empty() {
@@ -487,13 +619,18 @@ impl Dictation {
                 "the note is empty: type what was said, or discard the draft".into(),
             ));
         }
-        self.wav_for(&mut draft)?;
+        let audio = if draft.source == SOURCE_TRANSCRIBED {
+            keep_file.then(|| self.copy_in(&draft)).transpose()?
+        } else {
+            self.wav_for(&mut draft)?;
+            Some(draft.audio_path.clone())
+        };
         let id_new = store.remember_new(&NewMemory {
             scope,
             session,
             text: text.trim(),
-            source: Some("dictated"),
-            audio_path: Some(&draft.audio_path),
+            source: Some(&draft.source),
+            audio_path: audio.as_deref(),
             ..Default::default()
         })?;
         crate::crashpoint::reached("memory.committed");
@@ -504,6 +641,29 @@ impl Dictation {
         }
         crate::crashpoint::reached("draft.removed");
         store.get(id_new)
+    }
+
+    /// A transcribed file copied into the recordings folder as `<draft id>.<ext>`, synced.
+    fn copy_in(&self, draft: &Draft) -> Result<String> {
+        let from = Path::new(&draft.audio_path);
+        let ext = from.extension().and_then(|e| e.to_str()).unwrap_or("audio");
+        let to = self.recordings_dir.join(format!("{}.{ext}", draft.id));
+        let part = to.with_extension(format!("{ext}.part"));
+        let copy = || -> std::io::Result<()> {
+            std::fs::create_dir_all(&self.recordings_dir)?;
+            std::fs::copy(from, &part)?;
+            std::fs::File::open(&part)?.sync_all()?;
+            std::fs::rename(&part, &to)?;
+            crate::audio::sync_dir(&self.recordings_dir)
+        };
+        copy().map_err(|e| {
+            let _ = std::fs::remove_file(&part); // a partial copy is worth nothing
+            Error::io(format!(
+                "copying {} into the recordings folder (free some space, or save without keeping the file)",
+                from.display()
+            ))(e)
+        })?;
+        Ok(to.to_string_lossy().into_owned())
     }
 
     /// Throw a draft away, recording and all. The draft is first marked discarded, so a crash
@@ -522,7 +682,13 @@ impl Dictation {
     }
 
     fn finish_discard(&self, marked: &Path, audio: &str) -> Result<()> {
-        match std::fs::remove_file(audio) {
+        // A transcribed file stays where the user keeps it: only a recording of ours goes.
+        let ours = Path::new(audio).parent() == Some(self.recordings_dir.as_path());
+        match if ours {
+            std::fs::remove_file(audio)
+        } else {
+            Ok(())
+        } {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(Error::io(format!("removing the recording {audio}"))(e))
             }

@@ -1,9 +1,11 @@
 //! Speech to text: the microphone ([`recorder`]) spools to disk ([`spool`]) and feeds the
 //! listener ([`live`]), which finds speech with the voice activity detector ([`vad`],
 //! [`segmenter`]) and transcribes it with whisper.cpp ([`transcriber`]) segment by segment;
-//! [`dictation`] joins them: drafts, saving, recovery after a crash. [`wer`] scores accuracy.
+//! [`dictation`] joins them: drafts, saving, recovery after a crash. [`file`] transcribes an
+//! audio file the user already has. [`wer`] scores accuracy.
 
 pub mod dictation;
+pub mod file;
 pub mod live;
 pub mod recorder;
 pub mod segmenter;
@@ -13,7 +15,8 @@ pub mod vad;
 pub mod wer;
 
 pub use dictation::{ClosedDictation, Dictation, Draft, LiveDictation, Recovery};
+pub use file::{transcribe_file, AudioFile, FileProgress, FileTranscript};
 pub use live::{Ears, Heard, Listener};
 pub use recorder::{InputDevice, Monitor, Recorder, Recording};
-pub use transcriber::{Decoding, LazyTranscriber, Transcriber};
+pub use transcriber::{Decoding, LazyTranscriber, TimedText, Transcriber};
 pub use vad::{LazyVad, Vad};

@@ -1,6 +1,10 @@
 //! Whisper (whisper.cpp through whisper-rs) on 16 kHz mono audio.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
 
 use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
 
@@ -78,38 +82,97 @@ impl Transcriber {
     }
 
     fn decode(&self, pcm: &[f32], how: &Decoding) -> Result<String> {
-        if pcm.is_empty() {
-            return Err(Error::InvalidInput(
-                "the recording is empty: nothing was captured".into(),
-            ));
-        }
-        // whisper-rs panics on a NUL in the text it hands to C (a CString): refuse it here.
-        if how.vocabulary.contains('\0') {
-            return Err(Error::InvalidInput(
-                "the vocabulary contains a NUL character; remove it in Settings and retry".into(),
-            ));
-        }
-        if how.language.as_deref().is_some_and(|l| l.contains('\0')) {
-            return Err(Error::InvalidInput(
-                "the language contains a NUL character; give a language code such as 'en'".into(),
-            ));
-        }
+        check(pcm, how)?;
         // Whisper invents words ("you", "Thank you.") for silence: below this level nobody spoke.
-        if pcm.iter().fold(0.0f32, |m, x| m.max(x.abs())) < SILENCE_PEAK {
+        if is_silence(pcm) {
             return Ok(String::new());
         }
         // Whisper drops a first word that starts with the window: give it a moment of quiet in
         // front. And whisper.cpp ignores input shorter than one second: pad the end.
         let lead = (how.lead_in_s.max(0.0) * SAMPLE_RATE as f32) as usize;
-        let min = SAMPLE_RATE as usize + SAMPLE_RATE as usize / 10;
-        let tail = min.saturating_sub(lead + pcm.len());
-        let padded = [&vec![0.0; lead][..], pcm, &vec![0.0; tail][..]].concat();
+        let padded = pad(pcm, lead);
         let pcm = &padded[..];
-        let fail = |e: whisper_rs::WhisperError| Error::ModelLoad {
-            name: self.name.clone(),
-            detail: e.to_string(),
-        };
-        let mut state = self.ctx.create_state().map_err(fail)?;
+        let mut params = self.params(how);
+        if how.adapt_context {
+            params.set_audio_ctx(audio_context(pcm.len()));
+            // A shrunk context can make whisper loop; whisper's own fallback then re-decodes the
+            // loop at every temperature (measured: 17 s for a 5.7 s clip). Cap the tokens, decode
+            // once, and let `transcribe_with` redo a looping result with the full context.
+            let seconds = pcm.len() as f32 / SAMPLE_RATE as f32;
+            params.set_max_tokens((seconds * MAX_TOKENS_PER_S) as i32 + 16);
+            params.set_temperature_inc(0.0);
+        }
+        params.set_no_timestamps(true);
+        params.set_single_segment(how.adapt_context);
+        let mut state = self.ctx.create_state().map_err(|e| self.failed(e))?;
+        state.full(params, pcm).map_err(|e| self.failed(e))?;
+        let mut text = String::new();
+        for seg in state.as_iter() {
+            text.push_str(&seg.to_str_lossy().map_err(|e| self.failed(e))?);
+        }
+        Ok(text.trim().to_string())
+    }
+
+    /// Transcribe a stretch of a longer recording (up to whisper's 30 s window) with whisper's
+    /// own timestamps: each segment's start and end in ms from the start of `pcm`, and its text.
+    /// The context is never shrunk here (a stretch fills the window). `abort` is polled by
+    /// whisper.cpp while it works; once it is set the run stops with [`Error::Cancelled`].
+    pub fn timed_segments(
+        &self,
+        pcm: &[f32],
+        how: &Decoding,
+        abort: Option<Arc<AtomicBool>>,
+    ) -> Result<Vec<TimedText>> {
+        check(pcm, how)?;
+        if is_silence(pcm) {
+            return Ok(Vec::new());
+        }
+        let padded = pad(pcm, 0);
+        let mut params = self.params(how);
+        params.set_no_timestamps(false);
+        params.set_single_segment(false);
+        // whisper-rs 0.16's `set_abort_callback_safe` hands whisper.cpp a pointer to a boxed
+        // trait object but reads it back as the closure itself, so its callback returns garbage
+        // (runs aborted at random, error -6). The flag itself is the user data here: it lives in
+        // `abort`, which outlives the run below.
+        if let Some(flag) = &abort {
+            unsafe extern "C" fn aborted(flag: *mut std::ffi::c_void) -> bool {
+                // SAFETY: the pointer is `Arc::as_ptr` of the AtomicBool held by `abort` for the
+                // whole of `state.full`, the only time whisper.cpp calls this.
+                unsafe { (*(flag as *const AtomicBool)).load(Ordering::Relaxed) }
+            }
+            // SAFETY: see `aborted`.
+            unsafe {
+                params.set_abort_callback(Some(aborted));
+                params.set_abort_callback_user_data(Arc::as_ptr(flag) as *mut std::ffi::c_void);
+            }
+        }
+        let mut state = self.ctx.create_state().map_err(|e| self.failed(e))?;
+        let run = state.full(params, &padded);
+        if abort.is_some_and(|f| f.load(Ordering::Relaxed)) {
+            return Err(Error::Cancelled);
+        }
+        run.map_err(|e| self.failed(e))?;
+        let mut out = Vec::new();
+        for seg in state.as_iter() {
+            let text = seg.to_str_lossy().map_err(|e| self.failed(e))?;
+            let text = text.trim();
+            if text.is_empty() {
+                continue;
+            }
+            // whisper's timestamps count hundredths of a second
+            out.push(TimedText {
+                start_ms: seg.start_timestamp() * 10,
+                end_ms: seg.end_timestamp() * 10,
+                text: text.to_string(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Whisper's parameters for a decode the way `how` says (sampling, language, threads,
+    /// fallback, vocabulary, nothing printed).
+    fn params<'a>(&self, how: &'a Decoding) -> FullParams<'a, 'a> {
         let mut params = if how.beam > 1 {
             FullParams::new(SamplingStrategy::BeamSearch {
                 beam_size: how.beam as i32,
@@ -128,15 +191,7 @@ impl Transcriber {
         } else {
             1
         });
-        if how.adapt_context {
-            params.set_audio_ctx(audio_context(pcm.len()));
-            // A shrunk context can make whisper loop; whisper's own fallback then re-decodes the
-            // loop at every temperature (measured: 17 s for a 5.7 s clip). Cap the tokens, decode
-            // once, and let `transcribe_with` redo a looping result with the full context.
-            let seconds = pcm.len() as f32 / SAMPLE_RATE as f32;
-            params.set_max_tokens((seconds * MAX_TOKENS_PER_S) as i32 + 16);
-            params.set_temperature_inc(0.0);
-        } else if !how.fallback {
+        if !how.fallback {
             // whisper.cpp retries at rising temperatures when a decode looks wrong; off = once.
             params.set_temperature_inc(0.0);
         }
@@ -147,21 +202,64 @@ impl Transcriber {
         params.set_print_progress(false);
         params.set_print_realtime(false);
         params.set_print_timestamps(false);
-        params.set_no_timestamps(true);
         params.set_suppress_nst(true);
-        params.set_single_segment(how.adapt_context);
-        state.full(params, pcm).map_err(fail)?;
-        let mut text = String::new();
-        for seg in state.as_iter() {
-            text.push_str(&seg.to_str_lossy().map_err(fail)?);
+        params
+    }
+
+    fn failed(&self, e: whisper_rs::WhisperError) -> Error {
+        Error::ModelLoad {
+            name: self.name.clone(),
+            detail: e.to_string(),
         }
-        Ok(text.trim().to_string())
     }
 
     /// The file this model was loaded from (its name, for messages).
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// Text whisper heard between two moments of a recording (ms from its start).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
+pub struct TimedText {
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub text: String,
+}
+
+/// What whisper must not be given: no audio, or a NUL in the text handed to C.
+fn check(pcm: &[f32], how: &Decoding) -> Result<()> {
+    if pcm.is_empty() {
+        return Err(Error::InvalidInput(
+            "the recording is empty: nothing was captured".into(),
+        ));
+    }
+    // whisper-rs panics on a NUL in the text it hands to C (a CString): refuse it here.
+    if how.vocabulary.contains('\0') {
+        return Err(Error::InvalidInput(
+            "the vocabulary contains a NUL character; remove it in Settings and retry".into(),
+        ));
+    }
+    if how.language.as_deref().is_some_and(|l| l.contains('\0')) {
+        return Err(Error::InvalidInput(
+            "the language contains a NUL character; give a language code such as 'en'".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether nobody spoke: the peak stays under [`SILENCE_PEAK`].
+fn is_silence(pcm: &[f32]) -> bool {
+    pcm.iter().fold(0.0f32, |m, x| m.max(x.abs())) < SILENCE_PEAK
+}
+
+/// `lead` samples of silence in front, and the end padded to the 1.1 s whisper.cpp needs at
+/// least (it ignores shorter input).
+fn pad(pcm: &[f32], lead: usize) -> Vec<f32> {
+    let min = SAMPLE_RATE as usize + SAMPLE_RATE as usize / 10;
+    let tail = min.saturating_sub(lead + pcm.len());
+    [&vec![0.0; lead][..], pcm, &vec![0.0; tail][..]].concat()
 }
 
 /// Whether a transcript of `seconds` of audio shows whisper looping: over 5 words a second

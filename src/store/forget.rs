@@ -44,20 +44,33 @@ impl Store {
     /// its history and its turn log. Claims another holder also holds stay for that holder.
     /// Returns how many memories went.
     pub fn forget(&self, scope: &str) -> Result<usize> {
+        self.forget_where(scope, None)
+    }
+
+    /// Forget one session of a scope in one transaction: its memories, its history and its turn
+    /// log. Claims another holder (or another session) also holds stay there. Returns how many
+    /// memories went.
+    pub fn forget_session(&self, scope: &str, session: &str) -> Result<usize> {
+        self.forget_where(scope, Some(session))
+    }
+
+    fn forget_where(&self, scope: &str, session: Option<&str>) -> Result<usize> {
         self.flush_journal()?;
         let Some(holder) = self.holder_id(scope)? else {
             return Ok(0);
         };
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
-        // Claims only this holder holds.
+        // Claims held only here (this holder, and this session when one is named).
         tx.execute_batch(
             "CREATE TEMP TABLE IF NOT EXISTS doomed(id INTEGER PRIMARY KEY); DELETE FROM doomed;",
         )?;
         tx.execute(
             "INSERT INTO doomed(id) SELECT h.claim_id FROM holding h WHERE h.holder_id = ?1
-             AND NOT EXISTS (SELECT 1 FROM holding o WHERE o.claim_id = h.claim_id AND o.holder_id <> ?1)",
-            [holder],
+             AND (?2 IS NULL OR h.session = ?2)
+             AND NOT EXISTS (SELECT 1 FROM holding o WHERE o.claim_id = h.claim_id
+                             AND (o.holder_id <> ?1 OR (?2 IS NOT NULL AND o.session <> ?2)))",
+            params![holder, session],
         )?;
         tx.execute("INSERT INTO claim_fts(claim_fts, rowid, text) SELECT 'delete', c.id, c.text FROM claim c JOIN doomed d ON d.id = c.id", [])?;
         let recordings = {
@@ -67,16 +80,47 @@ impl Store {
             let paths = st.query_map([], |r| r.get::<_, String>(0))?;
             paths.collect::<rusqlite::Result<Vec<_>>>()?
         };
+        let doomed: Vec<i64> = {
+            let mut st = tx.prepare("SELECT id FROM doomed")?;
+            let ids = st.query_map([], |r| r.get(0))?;
+            ids.collect::<rusqlite::Result<_>>()?
+        };
         let n = tx.execute("DELETE FROM claim WHERE id IN (SELECT id FROM doomed)", [])?;
-        tx.execute("DELETE FROM holder WHERE id = ?1", [holder])?; // cascades to holdings, messages, turns
+        match session {
+            // cascades to holdings, messages, turns
+            None => tx.execute("DELETE FROM holder WHERE id = ?1", [holder])?,
+            Some(s) => {
+                tx.execute(
+                    "DELETE FROM holding WHERE holder_id = ?1 AND session = ?2",
+                    params![holder, s],
+                )?;
+                tx.execute(
+                    "DELETE FROM message WHERE holder_id = ?1 AND session = ?2",
+                    params![holder, s],
+                )?;
+                tx.execute(
+                    "DELETE FROM turn WHERE holder_id = ?1 AND session = ?2",
+                    params![holder, s],
+                )?
+            }
+        };
         tx.execute("DELETE FROM doomed", [])?;
         tx.commit()?;
         drop(conn);
         remove_recordings(recordings);
-        self.indexes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&holder);
+        let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+        match session {
+            None => {
+                indexes.remove(&holder);
+            }
+            Some(_) => {
+                if let Some(idx) = indexes.get_mut(&holder) {
+                    for id in doomed {
+                        idx.remove(id);
+                    }
+                }
+            }
+        }
         Ok(n)
     }
 }

@@ -23,6 +23,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(25);
 
 /// One message of a session's history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Message {
     pub role: String,
     pub text: String,
@@ -32,6 +33,7 @@ pub struct Message {
 
 /// The time one stage of a turn took.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Stage {
     pub stage: String,
     pub ms: f64,
@@ -39,6 +41,7 @@ pub struct Stage {
 
 /// One assistant turn, as the turn log keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Turn {
     pub user_text: String,
     pub reply_text: String,

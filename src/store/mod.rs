@@ -31,6 +31,7 @@
 //! so that between two equally close memories the newer wins, while meaning still dominates
 //! (the recency term is worth at most 0.1).
 
+mod browse;
 mod edit;
 mod forget;
 mod history;
@@ -55,6 +56,7 @@ use crate::error::{Error, Result};
 use index::VecIndex;
 use journal::Journal;
 
+pub use browse::{Cursor, Filter, Page, SessionSummary, MAX_PAGE};
 pub use edit::Version;
 pub use memory::{Hit, Memory, MemoryId, NewMemory, DEFAULT_SCOPE, MAX_TEXT_BYTES};
 pub use recall::{RecallStats, MAX_K, RECENCY_HALF_LIFE_DAYS, RECENCY_WEIGHT};

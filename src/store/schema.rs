@@ -103,6 +103,10 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX claim_version_by_claim ON claim_version(claim_id, id);
     "#,
+    // 6: the memory browser lists one session's memories newest first, a page at a time.
+    r#"
+    CREATE INDEX holding_by_session ON holding(holder_id, session, since DESC, claim_id DESC);
+    "#,
 ];
 
 /// The version a file has once [`migrate`] has run.

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::memory::{memory_row, select_memory};
 use super::recall::{check_k, check_query, recency};
-use super::{Memory, Store};
+use super::{Filter, Memory, Store};
 use crate::clock::now_ms;
 use crate::error::Result;
 
@@ -84,6 +84,14 @@ pub fn fts_phrase(text: &str) -> Option<String> {
     (w.len() >= 2).then(|| format!("\"{}\"", w.join(" ")))
 }
 
+/// The filter of a search by session alone.
+fn by_session(session: Option<&str>) -> Filter {
+    Filter {
+        session: session.map(str::to_string),
+        ..Filter::default()
+    }
+}
+
 impl Store {
     /// The `k` memories of `scope` (and of `session`, if given) that best answer `query`, by
     /// words and by meaning (see the module).
@@ -94,7 +102,18 @@ impl Store {
         session: Option<&str>,
         k: usize,
     ) -> Result<Vec<SearchHit>> {
-        self.hybrid(query, None, scope, session, k, true, now_ms())
+        self.hybrid(query, None, scope, &by_session(session), k, true, now_ms())
+    }
+
+    /// [`Store::search`] among the memories `filter` keeps (session, source, a span of time).
+    pub fn search_in(
+        &self,
+        query: &str,
+        scope: &str,
+        filter: &Filter,
+        k: usize,
+    ) -> Result<Vec<SearchHit>> {
+        self.hybrid(query, None, scope, filter, k, true, now_ms())
     }
 
     /// [`Store::search`] with the query's vector already made, ranking recency against `now`
@@ -108,7 +127,15 @@ impl Store {
         k: usize,
         now: i64,
     ) -> Result<Vec<SearchHit>> {
-        self.hybrid(query, Some(vector), scope, session, k, true, now)
+        self.hybrid(
+            query,
+            Some(vector),
+            scope,
+            &by_session(session),
+            k,
+            true,
+            now,
+        )
     }
 
     /// [`Store::search`] by the words alone (no embedding: instant, and usable before the
@@ -120,7 +147,7 @@ impl Store {
         session: Option<&str>,
         k: usize,
     ) -> Result<Vec<SearchHit>> {
-        self.hybrid(query, None, scope, session, k, false, now_ms())
+        self.hybrid(query, None, scope, &by_session(session), k, false, now_ms())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -129,23 +156,31 @@ impl Store {
         query: &str,
         vector: Option<&[f32]>,
         scope: &str,
-        session: Option<&str>,
+        filter: &Filter,
         k: usize,
         by_meaning: bool,
         now: i64,
     ) -> Result<Vec<SearchHit>> {
         check_k(k)?;
+        filter.check()?;
         let q = check_query(query)?;
         let Some(holder) = self.holder_id(scope)? else {
             return Ok(Vec::new());
         };
+        let session = filter.session.as_deref();
+        // Source and time are applied after the nearest are found: look further when they narrow.
+        let narrowed = filter.source.is_some() || filter.from.is_some() || filter.to.is_some();
         let pool = (k * 4).max(50);
         let meaning = if by_meaning {
             let vector = match vector {
                 Some(v) => v.to_vec(),
                 None => self.embedder.get()?.embed_one(q)?,
             };
-            self.recall_holder(holder, &vector, session, pool, now)?
+            let reach = if narrowed { pool * 8 } else { pool };
+            let mut near = self.recall_holder(holder, &vector, session, reach, now)?;
+            near.retain(|h| filter.keeps(&h.memory));
+            near.truncate(pool);
+            near
         } else {
             Vec::new()
         };
@@ -155,13 +190,19 @@ impl Store {
         let keyword_list = |m: &str| -> Result<Vec<(i64, f64)>> {
             let mut st = tx.prepare_cached(
                 "SELECT f.rowid, bm25(claim_fts) AS b FROM claim_fts f
-                 JOIN holding h ON h.claim_id = f.rowid
+                 JOIN holding h ON h.claim_id = f.rowid JOIN claim c ON c.id = f.rowid
                  WHERE claim_fts MATCH ?1 AND h.holder_id = ?2 AND (?3 IS NULL OR h.session = ?3)
+                   AND (?5 IS NULL OR c.source = ?5) AND c.created_at >= ?6 AND c.created_at < ?7
                  ORDER BY b, f.rowid DESC LIMIT ?4",
             )?;
-            let rows = st.query_map(params![m, holder, session, pool as i64], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?;
+            let (from, to) = (
+                filter.from.unwrap_or(i64::MIN),
+                filter.to.unwrap_or(i64::MAX),
+            );
+            let rows = st.query_map(
+                params![m, holder, session, pool as i64, filter.source, from, to],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         };
         let keywords = match fts_words(q) {

@@ -158,18 +158,25 @@ pub struct DeleteArgs {
 
 #[derive(Args)]
 pub struct TranscribeArgs {
-    /// Whisper's full 30 s audio context instead of one sized to the clip.
-    #[arg(long)]
-    pub full_context: bool,
     /// No temperature fallback.
     #[arg(long)]
     pub no_fallback: bool,
     /// Beam width (1 = greedy).
     #[arg(long, default_value_t = speech::transcriber::DEFAULT_BEAM)]
     pub beam: u8,
-    /// Print how long whisper took.
+    /// Print each segment on its own line with its start and end time (`[0:04 → 0:09] text`).
+    #[arg(long)]
+    pub segments: bool,
+    /// Print the segments and times as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Print how long it took, and how many times faster than real time that is.
     #[arg(long)]
     pub time: bool,
+    /// The speech model file of the manifest (ggml-tiny.en.bin, ggml-base.bin).
+    #[arg(long, default_value = umwelt::models::WHISPER_TINY_EN)]
+    pub model: String,
+    /// An audio file: WAV, MP3, FLAC, OGG/Opus, M4A/AAC, WebM, AIFF or CAF.
     pub file: PathBuf,
 }
 

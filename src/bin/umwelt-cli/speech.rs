@@ -3,25 +3,59 @@
 use std::path::PathBuf;
 
 use umwelt::bench::{self, dictation, dictation::VoiceKind};
+use umwelt::speech::file;
 use umwelt::store::DEFAULT_SCOPE;
-use umwelt::{audio, paths, speech, Error, Result};
+use umwelt::{paths, speech, Error, Result};
 
 use crate::args::{RecordArgs, RecoverArgs, TranscribeArgs, WerArgs};
 use crate::memory::open;
 
 pub fn transcribe(a: TranscribeArgs) -> Result<()> {
-    let pcm = audio::read_wav_16k_mono(&a.file)?;
-    let t = speech::Transcriber::load()?;
+    let t = speech::Transcriber::load_model(&a.model)?;
     let how = speech::Decoding {
         beam: a.beam,
         fallback: !a.no_fallback,
-        adapt_context: !a.full_context && umwelt::optimisations::enabled(),
         ..Default::default()
     };
     let t0 = std::time::Instant::now();
-    println!("{}", t.transcribe_with(&pcm, &how)?);
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let shown = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let heard = speech::transcribe_file(&a.file, &t, &how, cancel, |p| {
+        if shown && p.total_s > 0.0 {
+            eprint!("\r{:.0} % ", 100.0 * p.done_s / p.total_s);
+        }
+    })?;
+    if shown {
+        eprint!("\r");
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&heard).map_err(|e| Error::InvalidInput(e.to_string()))?
+        );
+    } else if a.segments {
+        for s in &heard.segments {
+            println!(
+                "[{} → {}] {}",
+                file::clock(s.start_ms),
+                file::clock(s.end_ms),
+                s.text
+            );
+        }
+    } else {
+        println!("{}", heard.text());
+    }
+    if let Some(p) = &heard.problem {
+        eprintln!("note: {p}");
+    }
     if a.time {
-        eprintln!("whisper took {:.0} ms", t0.elapsed().as_secs_f64() * 1e3);
+        let took = t0.elapsed().as_secs_f64();
+        eprintln!(
+            "{:.1} s of audio in {:.2} s: {:.1}x real time",
+            heard.seconds,
+            took,
+            heard.seconds as f64 / took.max(1e-9)
+        );
     }
     Ok(())
 }
