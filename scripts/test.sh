@@ -10,6 +10,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 bash scripts/setup.sh --test
 npm run --silent check
+npm run --silent test:unit
 
 features=(--workspace --features umwelt-app/custom-protocol)
 echo "== cargo test (optimisations on)"

@@ -6,17 +6,33 @@
 use tauri::Runtime;
 use tauri_specta::{collect_commands, ErrorHandlingMode};
 
-use crate::commands::{dashboard, dictation, memories, settings, voice};
+use crate::commands::{dashboard, dictation, exchange, memories, settings, voice};
 
 /// The commands and events, for any runtime (the mock one in tests).
 pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
         .commands(collect_commands![
             memories::list_memories,
+            memories::count_memories,
+            memories::get_memory,
             memories::remember,
+            memories::edit_memory,
+            memories::memory_versions,
+            memories::restore_version,
             memories::recall,
             memories::search,
             memories::delete_memory,
+            memories::undo_delete,
+            memories::list_sessions,
+            memories::session_log,
+            memories::forget_session,
+            memories::forget_everything,
+            exchange::import_notes,
+            exchange::export_memories,
+            exchange::default_export_path,
+            exchange::audio_extensions,
+            exchange::transcribe_file,
+            exchange::cancel_job,
             dictation::list_microphones,
             dictation::start_microphone_check,
             dictation::stop_microphone_check,

@@ -83,6 +83,8 @@ pub fn run() {
             managers::models::warm_up(&state);
             state.speech_models.unload_when_idle(state.settings.clone());
             app.handle().plugin(shortcut::plugin())?;
+            // The file and folder pickers (transcribe, import, export).
+            app.handle().plugin(tauri_plugin_dialog::init())?;
             state.shortcut.bind(app.handle());
             let keys = state
                 .settings
@@ -105,7 +107,8 @@ pub fn run() {
 }
 
 /// What the app does on its event loop's own events: when the window closes and when the app
-/// exits, the history and turn log still queued in the store's journal are written. (Tauri
+/// exits, deletions waiting out their Undo time are carried out and the history and turn log
+/// still queued in the store's journal are written. (Tauri
 /// leaves through `process::exit`, so no destructor would write them.)
 pub fn on_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: &tauri::RunEvent) {
     let closing = matches!(
@@ -121,6 +124,8 @@ pub fn on_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: &tauri::Run
         return;
     }
     if let Some(state) = app.try_state::<state::AppState>() {
+        // Deletions still waiting for their Undo time are carried out, not dropped.
+        state.forgetting.flush();
         if let Err(e) = state.store.flush() {
             tracing::warn!("the last history entries could not be written: {e}");
         }

@@ -14,6 +14,8 @@ use umwelt::Store;
 
 use crate::events::Relay;
 use crate::managers::bench::BenchState;
+use crate::managers::forgetting::Forgetting;
+use crate::managers::jobs::Jobs;
 use crate::managers::microphone::{Microphone, MicrophoneOwner, SystemMicrophones};
 use crate::managers::models::SpeechModels;
 use crate::managers::speaker::SpeakerOwner;
@@ -44,6 +46,10 @@ pub struct AppState {
     pub shortcut: Shortcut,
     /// Where the log files are ([`crate::logging`]).
     pub log_dir: PathBuf,
+    /// Deleted memories waiting out their Undo time.
+    pub forgetting: Arc<Forgetting>,
+    /// The one long job on the user's files, and its Cancel.
+    pub jobs: Jobs,
 }
 
 impl AppState {
@@ -88,6 +94,8 @@ impl AppState {
             events.clone(),
         );
         Ok(AppState {
+            forgetting: Forgetting::new(store.clone()),
+            jobs: Jobs::default(),
             store,
             scope: umwelt::store::DEFAULT_SCOPE.to_string(),
             dictation,

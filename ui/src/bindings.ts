@@ -7,20 +7,64 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 
 /** Commands */
 export const commands = {
-	/**  Memories, newest first; `before` (unix ms) pages back. */
-	listMemories: (limit: number, before: number | null) => __TAURI_INVOKE<Memory[]>("list_memories", { limit, before }),
+	/**  A page of memories that `filter` keeps, newest first, after `after` (`null`: the first). */
+	listMemories: (filter: Filter, limit: number, after: Cursor | null) => __TAURI_INVOKE<Page>("list_memories", { filter, limit, after }),
+	/**  How many memories `filter` keeps (what "Forget" would take). */
+	countMemories: (filter: Filter) => __TAURI_INVOKE<number>("count_memories", { filter }),
+	/**  One memory. */
+	getMemory: (id: number) => __TAURI_INVOKE<Memory>("get_memory", { id }),
 	/**  Remember a typed note. */
 	remember: (text: string) => __TAURI_INVOKE<Memory>("remember", { text }),
+	/**  Replace a memory's text (re-embedded and re-indexed; the old text kept as a version). */
+	editMemory: (id: number, text: string) => __TAURI_INVOKE<Memory>("edit_memory", { id, text }),
+	/**  A memory's earlier texts, oldest first. */
+	memoryVersions: (id: number) => __TAURI_INVOKE<Version[]>("memory_versions", { id }),
+	/**  Make an earlier text current again (the text it replaces is kept as a version too). */
+	restoreVersion: (id: number, version: number) => __TAURI_INVOKE<Memory>("restore_version", { id, version }),
 	/**  Search by meaning. */
 	recall: (query: string, k: number) => __TAURI_INVOKE<Hit[]>("recall", { query, k }),
 	/**
 	 *  The search box: the `k` memories that best answer `query` by its words and its meaning
-	 *  (hybrid, exact phrases first), each with why it ranked where it did. Its time is kept as the
-	 *  dashboard's real "recall" timing.
+	 *  (hybrid, exact phrases first) among those `filter` keeps, each with why it ranked where it
+	 *  did. Its time is kept as the dashboard's real "recall" timing.
 	 */
-	search: (query: string, k: number) => __TAURI_INVOKE<SearchHit[]>("search", { query, k }),
-	/**  Forget one memory. */
+	search: (query: string, k: number, filter: Filter) => __TAURI_INVOKE<SearchHit[]>("search", { query, k, filter }),
+	/**
+	 *  Delete one memory. It leaves the window now and the store after the Undo time
+	 *  (`managers::forgetting`), unless `undo_delete` brings it back first.
+	 */
 	deleteMemory: (id: number) => __TAURI_INVOKE<null>("delete_memory", { id }),
+	/**  Bring back a memory deleted moments ago. */
+	undoDelete: (id: number) => __TAURI_INVOKE<Memory>("undo_delete", { id }),
+	/**  The sessions, latest activity first. */
+	listSessions: () => __TAURI_INVOKE<SessionSummary[]>("list_sessions"),
+	/**  The latest `limit` messages and turns of a session. */
+	sessionLog: (session: string, limit: number) => __TAURI_INVOKE<SessionLog>("session_log", { session, limit }),
+	/**  Forget a session: its memories, history and turn log. Returns how many memories went. */
+	forgetSession: (session: string) => __TAURI_INVOKE<number>("forget_session", { session }),
+	/**  Forget everything: every memory, session, history and turn log of the notebook. */
+	forgetEverything: () => __TAURI_INVOKE<number>("forget_everything"),
+	/**
+	 *  Import `paths` (`.md`/`.txt` files, folders of them, Umwelt JSON exports): all of them or,
+	 *  if anything fails or the user cancels, none.
+	 */
+	importNotes: (paths: string[], onProgress: Channel<ImportProgress>) => __TAURI_INVOKE<ImportReport>("import_notes", { paths, onProgress }),
+	/**  Export every memory to `destination` (a folder for Markdown, a file for JSON). */
+	exportMemories: (format: ExportAs, destination: string) => __TAURI_INVOKE<Exported>("export_memories", { format, destination }),
+	/**
+	 *  Where an export goes unless the user says otherwise: a dated name in Downloads (or the
+	 *  home folder).
+	 */
+	defaultExportPath: (format: ExportAs) => __TAURI_INVOKE<string>("default_export_path", { format }),
+	/**  The audio file extensions a transcription accepts (for the file picker). */
+	audioExtensions: () => __TAURI_INVOKE<string[]>("audio_extensions"),
+	/**
+	 *  Transcribe an audio file into a draft, with a time for each segment; progress after every
+	 *  stretch of at most 30 s. Cancel (`cancel_job`) stops it and makes no draft.
+	 */
+	transcribeFile: (path: string, onProgress: Channel<FileProgress>) => __TAURI_INVOKE<Draft>("transcribe_file", { path, onProgress }),
+	/**  Stop the running import or transcription. */
+	cancelJob: () => __TAURI_INVOKE<void>("cancel_job"),
 	/**  The microphones the system offers. */
 	listMicrophones: () => __TAURI_INVOKE<InputDevice[]>("list_microphones"),
 	/**
@@ -36,8 +80,11 @@ export const commands = {
 	stopDictation: () => __TAURI_INVOKE<Draft>("stop_dictation"),
 	/**  Dictations not yet saved, oldest first. */
 	listDrafts: () => __TAURI_INVOKE<Draft[]>("list_drafts"),
-	/**  Save a draft, with the user's edit of its text, as a memory. */
-	saveDraft: (id: string, text: string) => __TAURI_INVOKE<Memory>("save_draft", { id, text }),
+	/**
+	 *  Save a draft, with the user's edit of its text, as a memory. For a transcribed file,
+	 *  `keep_file` copies the file into the recordings folder as the memory's audio.
+	 */
+	saveDraft: (id: string, text: string, keepFile: boolean) => __TAURI_INVOKE<Memory>("save_draft", { id, text, keepFile }),
 	/**  Throw a draft and its recording away. */
 	discardDraft: (id: string) => __TAURI_INVOKE<null>("discard_draft", { id }),
 	/**  Transcribe a draft's recording again (after a failure). */
@@ -132,6 +179,14 @@ export type CommandError = {
 	message: string,
 };
 
+/**  Where the next page starts: just after this memory in the list's order. */
+export type Cursor = {
+	/**  The last memory's time (Unix ms). */
+	at: number,
+	/**  The last memory's id. */
+	id: number,
+};
+
 /**  One scenario's change between two runs. */
 export type Delta = {
 	scenario: string,
@@ -193,6 +248,12 @@ export type Draft = {
 	created_at: number,
 	/**  Why there is no text (transcription failed, nothing was heard): offer Retry. */
 	problem: string | null,
+	/**  `dictated` (the microphone) or `transcribed` (an audio file the user chose). */
+	source?: string,
+	/**  What was heard, with times (a transcribed file; empty for a dictation). */
+	segments?: TimedText[],
+	/**  The transcribed file's name, as the user knows it. */
+	file_name?: string | null,
 };
 
 /**  What kind of failure it was; the UI decides where to show it by this. */
@@ -212,12 +273,45 @@ export type ErrorKind =
 /**  A fault of the app or the machine (the disk, the database). */
 "internal";
 
+/**  How memories are exported. */
+export type ExportAs = 
+/**  One Markdown file per memory, with front matter, in a folder (Obsidian opens it as is). */
+"markdown" | 
+/**  One lossless JSON file: importing it gives back the same memories. */
+"json";
+
 /**  How a run is written out. */
 export type ExportFormat = 
 /**  Lossless (`umwelt-cli bench --json`), for importing again. */
 "json" | 
 /**  The tables of docs/PERFORMANCE.md. */
 "markdown";
+
+/**  What an export wrote. */
+export type Exported = {
+	path: string,
+	memories: number,
+};
+
+/**  How far a transcription has got. */
+export type FileProgress = {
+	/**  Seconds of the file transcribed so far. */
+	done_s: number,
+	/**  The file's length in seconds (as its header says; 0 when it does not say). */
+	total_s: number,
+};
+
+/**  Which memories a list, a count or a search keeps. Every field left out keeps all. */
+export type Filter = {
+	/**  Only this session's. */
+	session: string | null,
+	/**  Only those of this source: `typed`, `dictated`, `imported`, `transcribed`. */
+	source: string | null,
+	/**  Only those made at or after this time (Unix ms). */
+	from: number | null,
+	/**  Only those made before this time (Unix ms). */
+	to: number | null,
+};
 
 /**  What has been heard of a dictation so far. */
 export type Heard = {
@@ -240,6 +334,19 @@ export type Hit = {
 	recency: number,
 	/**  `similarity + recency`: what the hits are ordered by. */
 	score: number,
+};
+
+/**  How far an import has got: notes embedded of all the notes read. */
+export type ImportProgress = {
+	done: number,
+	total: number,
+};
+
+/**  What an import did. */
+export type ImportReport = {
+	/**  New memories, in the order read. */
+	imported: number[],
+	skipped: Skipped[],
 };
 
 /**  An input device the user can pick. */
@@ -295,6 +402,14 @@ export type Memory = {
 	audio_path: string | null,
 };
 
+/**  One message of a session's history. */
+export type Message = {
+	role: string,
+	text: string,
+	/**  Unix ms. */
+	at: number,
+};
+
 /**  Settings' microphone check, ten times a second and once when it ends. */
 export type MicrophoneLevel = {
 	/**  The device being checked. */
@@ -305,6 +420,12 @@ export type MicrophoneLevel = {
 	done: boolean,
 	/**  Why it ended, when it was not stopped. */
 	problem: string | null,
+};
+
+/**  One page of the list, and where the next starts (`None`: this was the last). */
+export type Page = {
+	memories: Memory[],
+	next: Cursor | null,
 };
 
 /**  Progress while a run goes on. */
@@ -373,6 +494,26 @@ export type SearchHit = {
 	why: Why,
 };
 
+/**  A session's history and turn log. */
+export type SessionLog = {
+	messages: Message[],
+	turns: Turn[],
+};
+
+/**  A session, and what it holds. */
+export type SessionSummary = {
+	/**  Its name (`""` is the notebook: memories made outside any session). */
+	name: string,
+	memories: number,
+	/**  Messages in its history. */
+	messages: number,
+	/**  Entries in its turn log. */
+	turns: number,
+	/**  Its first and latest activity (Unix ms). */
+	first: number,
+	last: number,
+};
+
 /**  Everything the user can set. */
 export type Settings = {
 	/**  Voice id for reading aloud (`af_heart`). */
@@ -401,6 +542,12 @@ export type ShortcutMode =
 "toggle" | 
 /**  Record while the shortcut is held. */
 "push_to_talk";
+
+/**  A file that was not imported, and why. */
+export type Skipped = {
+	path: string,
+	why: string,
+};
 
 /**  The voice started or stopped speaking. */
 export type Speaking = {
@@ -444,6 +591,19 @@ export type SpeechReport = {
 	total_ms: number,
 };
 
+/**  The time one stage of a turn took. */
+export type Stage = {
+	stage: string,
+	ms: number,
+};
+
+/**  Text whisper heard between two moments of a recording (ms from its start). */
+export type TimedText = {
+	start_ms: number,
+	end_ms: number,
+	text: string,
+};
+
 /**  A kind of real operation whose time the app records (stored by its snake_case name). */
 export type TimingKind = 
 /**  Opening the app: the memory file, settings and the performance database. */
@@ -464,6 +624,24 @@ export type TimingSeries = {
 	p99_ms: number,
 	/**  `(unix ms, milliseconds)`, oldest first, at most the latest 500. */
 	samples: ([number, number])[],
+};
+
+/**  One assistant turn, as the turn log keeps it. */
+export type Turn = {
+	user_text: string,
+	reply_text: string,
+	stages: Stage[],
+	/**  Unix ms. */
+	at: number,
+};
+
+/**  An earlier text of a memory. */
+export type Version = {
+	id: number,
+	/**  The text as it was. */
+	text: string,
+	/**  When an edit replaced it (unix ms). */
+	edited_at: number,
 };
 
 /**  A voice the user can choose. */

@@ -93,9 +93,14 @@ class Dictating {
     }
   }
 
-  async save(id: string, text: string): Promise<Memory | null> {
+  /** A draft made elsewhere (a transcribed file). */
+  add(draft: Draft) {
+    this.#upsert(draft);
+  }
+
+  async save(id: string, text: string, keepFile = false): Promise<Memory | null> {
     try {
-      const m = await commands.saveDraft(id, text);
+      const m = await commands.saveDraft(id, text, keepFile);
       this.drafts = this.drafts.filter((d) => d.id !== id);
       this.phase = "saved";
       clearTimeout(this.#savedTimer);

@@ -65,16 +65,22 @@ pub async fn list_drafts(state: State<'_, AppState>) -> CmdResult<Vec<Draft>> {
     blocking(move || Ok(dictation.drafts())).await
 }
 
-/// Save a draft, with the user's edit of its text, as a memory.
+/// Save a draft, with the user's edit of its text, as a memory. For a transcribed file,
+/// `keep_file` copies the file into the recordings folder as the memory's audio.
 #[tauri::command]
 #[specta::specta]
-pub async fn save_draft(state: State<'_, AppState>, id: String, text: String) -> CmdResult<Memory> {
+pub async fn save_draft(
+    state: State<'_, AppState>,
+    id: String,
+    text: String,
+    keep_file: bool,
+) -> CmdResult<Memory> {
     let (dictation, store, scope) = (
         state.dictation.clone(),
         state.store.clone(),
         state.scope.clone(),
     );
-    blocking(move || dictation.save(&id, &text, &store, &scope, "")).await
+    blocking(move || dictation.save_with(&id, &text, &store, &scope, "", keep_file)).await
 }
 
 /// Throw a draft and its recording away.

@@ -1,11 +1,16 @@
-//! Notes and search.
+//! The memory browser: the list a page at a time, search, one memory (edit, versions, restore),
+//! delete with Undo, sessions, and forgetting a session or everything.
 
 use std::time::Instant;
 
+use serde::Serialize;
 use tauri::State;
 use umwelt::bench::TimingKind;
 use umwelt::clock::now_ms;
-use umwelt::store::SearchHit;
+use umwelt::store::{
+    journal::{Message, Turn},
+    Cursor, Filter, Page, SearchHit, SessionSummary, Version,
+};
 use umwelt::{Hit, Memory, MemoryId};
 
 use super::blocking;
@@ -13,17 +18,30 @@ use crate::error::CmdResult;
 use crate::state::AppState;
 
 /// The search box: the `k` memories that best answer `query` by its words and its meaning
-/// (hybrid, exact phrases first), each with why it ranked where it did. Its time is kept as the
-/// dashboard's real "recall" timing.
+/// (hybrid, exact phrases first) among those `filter` keeps, each with why it ranked where it
+/// did. Its time is kept as the dashboard's real "recall" timing.
 #[tauri::command]
 #[specta::specta]
 pub async fn search(
     state: State<'_, AppState>,
     query: String,
     k: u32,
+    filter: Filter,
 ) -> CmdResult<Vec<SearchHit>> {
-    let (store, scope, runs) = (state.store.clone(), state.scope.clone(), state.runs.clone());
-    blocking(move || timed_search(&runs, || store.search(&query, &scope, None, k as usize))).await
+    let (store, scope, runs, forgetting) = (
+        state.store.clone(),
+        state.scope.clone(),
+        state.runs.clone(),
+        state.forgetting.clone(),
+    );
+    blocking(move || {
+        let mut hits = timed_search(&runs, || {
+            store.search_in(&query, &scope, &filter, k as usize)
+        })?;
+        hits.retain(|h| !forgetting.is_waiting(h.memory.id));
+        Ok(hits)
+    })
+    .await
 }
 
 /// Run a search, keeping its time as the dashboard's real "recall" timing.
@@ -43,16 +61,42 @@ fn timed_search<T>(
     Ok(hits)
 }
 
-/// Memories, newest first; `before` (unix ms) pages back.
+/// A page of memories that `filter` keeps, newest first, after `after` (`null`: the first).
 #[tauri::command]
 #[specta::specta]
 pub async fn list_memories(
     state: State<'_, AppState>,
+    filter: Filter,
     limit: u32,
-    before: Option<i64>,
-) -> CmdResult<Vec<Memory>> {
+    after: Option<Cursor>,
+) -> CmdResult<Page> {
+    let (store, scope, forgetting) = (
+        state.store.clone(),
+        state.scope.clone(),
+        state.forgetting.clone(),
+    );
+    blocking(move || {
+        let mut page = store.page(&scope, &filter, limit as usize, after)?;
+        page.memories.retain(|m| !forgetting.is_waiting(m.id));
+        Ok(page)
+    })
+    .await
+}
+
+/// How many memories `filter` keeps (what "Forget" would take).
+#[tauri::command]
+#[specta::specta]
+pub async fn count_memories(state: State<'_, AppState>, filter: Filter) -> CmdResult<u32> {
     let (store, scope) = (state.store.clone(), state.scope.clone());
-    blocking(move || store.list(&scope, limit as usize, before)).await
+    blocking(move || Ok(store.count_matching(&scope, &filter)? as u32)).await
+}
+
+/// One memory.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_memory(state: State<'_, AppState>, id: MemoryId) -> CmdResult<Memory> {
+    let store = state.store.clone();
+    blocking(move || store.get(id)).await
 }
 
 /// Remember a typed note.
@@ -68,6 +112,38 @@ pub async fn remember(state: State<'_, AppState>, text: String) -> CmdResult<Mem
     .await
 }
 
+/// Replace a memory's text (re-embedded and re-indexed; the old text kept as a version).
+#[tauri::command]
+#[specta::specta]
+pub async fn edit_memory(
+    state: State<'_, AppState>,
+    id: MemoryId,
+    text: String,
+) -> CmdResult<Memory> {
+    let store = state.store.clone();
+    blocking(move || store.edit(id, &text)).await
+}
+
+/// A memory's earlier texts, oldest first.
+#[tauri::command]
+#[specta::specta]
+pub async fn memory_versions(state: State<'_, AppState>, id: MemoryId) -> CmdResult<Vec<Version>> {
+    let store = state.store.clone();
+    blocking(move || store.versions(id)).await
+}
+
+/// Make an earlier text current again (the text it replaces is kept as a version too).
+#[tauri::command]
+#[specta::specta]
+pub async fn restore_version(
+    state: State<'_, AppState>,
+    id: MemoryId,
+    version: i64,
+) -> CmdResult<Memory> {
+    let store = state.store.clone();
+    blocking(move || store.restore(id, version)).await
+}
+
 /// Search by meaning.
 #[tauri::command]
 #[specta::specta]
@@ -76,10 +152,68 @@ pub async fn recall(state: State<'_, AppState>, query: String, k: u32) -> CmdRes
     blocking(move || timed_search(&runs, || store.recall(&query, &scope, None, k as usize))).await
 }
 
-/// Forget one memory.
+/// Delete one memory. It leaves the window now and the store after the Undo time
+/// (`managers::forgetting`), unless `undo_delete` brings it back first.
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_memory(state: State<'_, AppState>, id: MemoryId) -> CmdResult<()> {
-    let store = state.store.clone();
-    blocking(move || store.delete(id)).await
+    let forgetting = state.forgetting.clone();
+    blocking(move || forgetting.delete_later(id)).await
+}
+
+/// Bring back a memory deleted moments ago.
+#[tauri::command]
+#[specta::specta]
+pub async fn undo_delete(state: State<'_, AppState>, id: MemoryId) -> CmdResult<Memory> {
+    let forgetting = state.forgetting.clone();
+    blocking(move || forgetting.undo(id)).await
+}
+
+/// The sessions, latest activity first.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_sessions(state: State<'_, AppState>) -> CmdResult<Vec<SessionSummary>> {
+    let (store, scope) = (state.store.clone(), state.scope.clone());
+    blocking(move || store.sessions(&scope)).await
+}
+
+/// A session's history and turn log.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct SessionLog {
+    pub messages: Vec<Message>,
+    pub turns: Vec<Turn>,
+}
+
+/// The latest `limit` messages and turns of a session.
+#[tauri::command]
+#[specta::specta]
+pub async fn session_log(
+    state: State<'_, AppState>,
+    session: String,
+    limit: u32,
+) -> CmdResult<SessionLog> {
+    let (store, scope) = (state.store.clone(), state.scope.clone());
+    blocking(move || {
+        Ok(SessionLog {
+            messages: store.history(&scope, &session, limit as usize)?,
+            turns: store.turns(&scope, &session, limit as usize)?,
+        })
+    })
+    .await
+}
+
+/// Forget a session: its memories, history and turn log. Returns how many memories went.
+#[tauri::command]
+#[specta::specta]
+pub async fn forget_session(state: State<'_, AppState>, session: String) -> CmdResult<u32> {
+    let (store, scope) = (state.store.clone(), state.scope.clone());
+    blocking(move || Ok(store.forget_session(&scope, &session)? as u32)).await
+}
+
+/// Forget everything: every memory, session, history and turn log of the notebook.
+#[tauri::command]
+#[specta::specta]
+pub async fn forget_everything(state: State<'_, AppState>) -> CmdResult<u32> {
+    let (store, scope) = (state.store.clone(), state.scope.clone());
+    blocking(move || Ok(store.forget(&scope)? as u32)).await
 }

@@ -526,6 +526,9 @@ mod tests {
                 text: "text".into(),
                 audio_path: String::new(),
                 problem: None,
+                source: "dictated".into(),
+                segments: Vec::new(),
+                file_name: None,
             })
         }
     }

@@ -7,8 +7,12 @@
 //! | `speaker.rs` | the speaker: the reply being read aloud |
 //! | `models.rs` | the speech models: loading at start-up (with re-embedding and recovery), idle unload |
 //! | `bench.rs` | the dashboard's benchmark: one run at a time, cancel, keep the run |
+//! | `forgetting.rs` | deletions waiting out their Undo time; carried out at the latest on exit |
+//! | `jobs.rs` | the one long job on the user's files (transcribing a file, importing notes) and its Cancel |
 
 pub mod bench;
+pub mod forgetting;
+pub mod jobs;
 pub mod microphone;
 pub mod models;
 pub mod speaker;

@@ -1,0 +1,204 @@
+// The memory browser's state: the filter, the list a page at a time (newest first), the search
+// as you type, and what was deleted and can still be undone. Components read and call it; it
+// alone talks to the commands for the list.
+import { commands, errorMessage, type Cursor, type Filter, type Memory, type SearchHit } from "../api";
+
+/** The first page is small (the window shows it at once); later pages are larger. */
+export const FIRST_PAGE = 60;
+export const PAGE = 400;
+/** The search waits this long after the last key before it asks. */
+export const DEBOUNCE_MS = 150;
+/** Hits a search shows. */
+export const HITS = 50;
+
+export const SOURCES: { value: string; label: string }[] = [
+  { value: "typed", label: "Typed" },
+  { value: "dictated", label: "Dictated" },
+  { value: "transcribed", label: "Transcribed file" },
+  { value: "imported", label: "Imported" },
+];
+
+export function sourceLabel(source: string): string {
+  return SOURCES.find((s) => s.value === source)?.label ?? source;
+}
+
+export function emptyFilter(): Filter {
+  return { session: null, source: null, from: null, to: null };
+}
+
+/** A date field's value (`2026-12-01`) as local midnight in Unix ms; `dayAfter` gives the next
+ *  midnight (an inclusive "to" date). */
+export function dateToMs(value: string, dayAfter = false): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!m) return null;
+  const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]) + (dayAfter ? 1 : 0));
+  return d.getTime();
+}
+
+class Browser {
+  filter = $state<Filter>(emptyFilter());
+  query = $state("");
+  memories = $state<Memory[]>([]);
+  next = $state<Cursor | null>(null);
+  loaded = $state(false);
+  loading = $state(false);
+  hits = $state<SearchHit[] | null>(null);
+  searching = $state(false);
+  error = $state<string | null>(null);
+  /** Milliseconds each search took over IPC, as the window saw them (the newest last). */
+  searchTimes: number[] = [];
+  /** When the first page was on screen, in ms since the page started loading. */
+  firstPageMs = $state<number | null>(null);
+  /** Deleted moments ago: what Undo brings back. */
+  deleted = $state<Memory | null>(null);
+
+  #generation = 0;
+  #searchSeq = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  get filtered(): boolean {
+    const f = this.filter;
+    return f.session !== null || f.source !== null || f.from !== null || f.to !== null;
+  }
+
+  /** Start the list again from the newest (the filter changed, or something was imported). */
+  async reload() {
+    const generation = ++this.#generation;
+    this.loading = true;
+    try {
+      const page = await commands.listMemories(this.filter, FIRST_PAGE, null);
+      if (generation !== this.#generation) return;
+      this.memories = page.memories;
+      this.next = page.next;
+      this.error = null;
+      if (this.firstPageMs === null) this.firstPageMs = performance.now();
+    } catch (e) {
+      if (generation === this.#generation) this.error = errorMessage(e);
+    } finally {
+      if (generation === this.#generation) {
+        this.loading = false;
+        this.loaded = true;
+      }
+    }
+    if (this.query.trim()) this.searchNow();
+  }
+
+  /** The next page, if there is one and none is on its way. */
+  async more() {
+    if (this.loading || !this.next) return;
+    const generation = this.#generation;
+    this.loading = true;
+    try {
+      const page = await commands.listMemories(this.filter, PAGE, this.next);
+      if (generation !== this.#generation) return;
+      this.memories = this.memories.concat(page.memories);
+      this.next = page.next;
+    } catch (e) {
+      if (generation === this.#generation) this.error = errorMessage(e);
+    } finally {
+      if (generation === this.#generation) this.loading = false;
+    }
+  }
+
+  setFilter(f: Partial<Filter>) {
+    this.filter = { ...this.filter, ...f };
+    void this.reload();
+  }
+
+  clearFilter() {
+    this.filter = emptyFilter();
+    void this.reload();
+  }
+
+  /** The query changed: search once the typing pauses. */
+  typed(q: string) {
+    this.query = q;
+    clearTimeout(this.#timer);
+    if (!q.trim()) {
+      this.#searchSeq++;
+      this.hits = null;
+      this.searching = false;
+      return;
+    }
+    this.#timer = setTimeout(() => this.searchNow(), DEBOUNCE_MS);
+  }
+
+  async searchNow() {
+    clearTimeout(this.#timer);
+    const q = this.query.trim();
+    if (!q) return;
+    const seq = ++this.#searchSeq;
+    this.searching = true;
+    const t0 = performance.now();
+    try {
+      const found = await commands.search(q, HITS, this.filter);
+      this.searchTimes.push(performance.now() - t0);
+      if (this.searchTimes.length > 1000) this.searchTimes.shift();
+      if (seq === this.#searchSeq) {
+        this.hits = found;
+        this.error = null;
+      }
+    } catch (e) {
+      if (seq === this.#searchSeq) this.error = errorMessage(e);
+    } finally {
+      if (seq === this.#searchSeq) this.searching = false;
+    }
+  }
+
+  clearSearch() {
+    this.typed("");
+  }
+
+  /** A new memory (typed, saved from a draft): at the top, if the filter keeps it. */
+  added(m: Memory) {
+    if (keeps(this.filter, m)) this.memories = [m, ...this.memories.filter((x) => x.id !== m.id)];
+  }
+
+  /** A memory changed (edited, restored): wherever it is shown. */
+  changed(m: Memory) {
+    this.memories = this.memories.map((x) => (x.id === m.id ? m : x));
+    if (this.hits) this.hits = this.hits.map((h) => (h.memory.id === m.id ? { ...h, memory: m } : h));
+  }
+
+  /** Delete a memory: it leaves the list now, and can be undone for a while. */
+  async remove(m: Memory): Promise<boolean> {
+    try {
+      await commands.deleteMemory(m.id);
+      this.memories = this.memories.filter((x) => x.id !== m.id);
+      if (this.hits) this.hits = this.hits.filter((h) => h.memory.id !== m.id);
+      this.deleted = m;
+      return true;
+    } catch (e) {
+      this.error = errorMessage(e);
+      return false;
+    }
+  }
+
+  async undo() {
+    const m = this.deleted;
+    if (!m) return;
+    this.deleted = null;
+    try {
+      const back = await commands.undoDelete(m.id);
+      // Back where it was in the list (newest first).
+      if (keeps(this.filter, back)) {
+        const i = this.memories.findIndex((x) => x.created_at < back.created_at || (x.created_at === back.created_at && x.id < back.id));
+        const at = i < 0 ? this.memories.length : i;
+        if (i >= 0 || !this.next) this.memories = [...this.memories.slice(0, at), back, ...this.memories.slice(at)];
+      }
+      if (this.query.trim()) void this.searchNow();
+    } catch (e) {
+      this.error = errorMessage(e);
+    }
+  }
+}
+
+/** Whether `filter` keeps `m` (as the engine's `Filter::keeps`). */
+export function keeps(f: Filter, m: Memory): boolean {
+  return (f.session === null || m.session === f.session)
+    && (f.source === null || m.source === f.source)
+    && (f.from === null || m.created_at >= f.from)
+    && (f.to === null || m.created_at < f.to);
+}
+
+export const browser = new Browser();
