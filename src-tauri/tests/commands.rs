@@ -51,7 +51,9 @@ fn remember_list_recall_and_delete_through_the_ipc_layer() {
     )
     .unwrap();
 
-    let list = invoke(&w, "list_memories", json!({ "limit": 10 })).unwrap();
+    let list = invoke(&w, "list_memories", json!({ "filter": all(), "limit": 10 })).unwrap()
+        ["memories"]
+        .clone();
     assert_eq!(list.as_array().unwrap().len(), 2);
     assert_eq!(list[0]["text"], "the dentist is on Tuesday", "newest first");
 
@@ -60,8 +62,35 @@ fn remember_list_recall_and_delete_through_the_ipc_layer() {
     assert!(hits[0]["score"].as_f64().unwrap() >= hits[1]["score"].as_f64().unwrap());
 
     invoke(&w, "delete_memory", json!({ "id": milk["id"] })).unwrap();
-    let list = invoke(&w, "list_memories", json!({ "limit": 10, "before": null })).unwrap();
-    assert_eq!(list.as_array().unwrap().len(), 1);
+    let list = invoke(
+        &w,
+        "list_memories",
+        json!({ "filter": all(), "limit": 10, "after": null }),
+    )
+    .unwrap()["memories"]
+        .clone();
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        1,
+        "a deleted memory leaves the list at once"
+    );
+    // Undo brings it back; deleted again and the window closing, it is gone for good.
+    let back = invoke(&w, "undo_delete", json!({ "id": milk["id"] })).unwrap();
+    assert_eq!(back["text"], "remember to buy milk");
+    assert_eq!(
+        invoke(&w, "count_memories", json!({ "filter": all() })).unwrap(),
+        json!(2)
+    );
+    invoke(&w, "delete_memory", json!({ "id": milk["id"] })).unwrap();
+    umwelt_app::on_event(_app.handle(), &tauri::RunEvent::Exit);
+    let other = umwelt::Store::open(dir.path().join("memories.sqlite")).unwrap();
+    assert_eq!(
+        other.count("me").unwrap(),
+        1,
+        "a waiting deletion is carried out on exit"
+    );
+    let e = invoke(&w, "undo_delete", json!({ "id": milk["id"] })).unwrap_err();
+    assert_eq!(e["kind"], "not_found");
     // The file is the one under the data directory, so a restart finds it.
     assert!(dir.path().join("memories.sqlite").exists());
 }
@@ -85,7 +114,12 @@ fn engine_errors_reach_the_web_view_with_a_kind_and_a_message() {
 
     // Drafts: none yet; a draft that is not there, or a hostile id, is a clear refusal.
     assert_eq!(invoke(&w, "list_drafts", json!({})).unwrap(), json!([]));
-    let e = invoke(&w, "save_draft", json!({ "id": "1234", "text": "hi" })).unwrap_err();
+    let e = invoke(
+        &w,
+        "save_draft",
+        json!({ "id": "1234", "text": "hi", "keepFile": false }),
+    )
+    .unwrap_err();
     assert_eq!(e["kind"], "not_found", "{e}");
     let e = invoke(&w, "discard_draft", json!({ "id": "../settings" })).unwrap_err();
     assert_eq!(e["kind"], "input", "{e}");
@@ -130,7 +164,9 @@ fn a_fractional_id_is_refused_and_deletes_nothing() {
     // 3.9 must not become 3 (a float truncated to an integer).
     let e = invoke(&w, "delete_memory", json!({ "id": 3.9 })).unwrap_err();
     assert!(e.to_string().contains("id"), "{e}");
-    let list = invoke(&w, "list_memories", json!({ "limit": 10 })).unwrap();
+    let list = invoke(&w, "list_memories", json!({ "filter": all(), "limit": 10 })).unwrap()
+        ["memories"]
+        .clone();
     let texts: Vec<&str> = list
         .as_array()
         .unwrap()
@@ -144,8 +180,7 @@ fn a_fractional_id_is_refused_and_deletes_nothing() {
     );
     invoke(&w, "delete_memory", json!({ "id": 3 })).unwrap();
     assert_eq!(
-        invoke(&w, "list_memories", json!({ "limit": 10 }))
-            .unwrap()
+        invoke(&w, "list_memories", json!({ "filter": all(), "limit": 10 })).unwrap()["memories"]
             .as_array()
             .unwrap()
             .len(),
@@ -159,17 +194,22 @@ mod hostile;
 /// What a refused `cmd` must leave as it was: the part of the app's data it could change (the
 /// memories, the drafts, the kept runs or the settings); nothing for the commands that only read.
 fn fingerprint(state: &AppState, cmd: &str) -> String {
+    // Deletions wait out their Undo time on their own timers: what the window shows (the
+    // memories not waiting to go) is what must not change.
     let memories = || {
-        let newest = state.store.list(&state.scope, 1, None).unwrap();
-        format!(
-            "{} memories, newest {:?}; {} drafts",
-            state.store.count(&state.scope).unwrap(),
-            newest.first().map(|m| m.id),
-            state.dictation.drafts().len()
-        )
+        let shown: Vec<(i64, String)> = state
+            .store
+            .list(&state.scope, 10_000, None)
+            .unwrap()
+            .into_iter()
+            .filter(|m| !state.forgetting.is_waiting(m.id))
+            .map(|m| (m.id, m.text))
+            .collect();
+        format!("{shown:?}; {} drafts", state.dictation.drafts().len())
     };
     match cmd {
-        "remember" | "delete_memory" | "save_draft" | "discard_draft" | "retry_draft" => memories(),
+        "remember" | "delete_memory" | "undo_delete" | "edit_memory" | "restore_version"
+        | "forget_session" | "save_draft" | "discard_draft" | "retry_draft" => memories(),
         "import_run" | "delete_run" => format!("{} runs", state.runs.count().unwrap()),
         "save_settings" => serde_json::to_string(&*state.settings.lock().unwrap()).unwrap(),
         _ => String::new(),
@@ -180,21 +220,41 @@ fn fingerprint(state: &AppState, cmd: &str) -> String {
 /// except those whose valid arguments start real work outside the app's files: `speak` (the
 /// voice on the speaker), `run_bench` (a benchmark), `start_dictation` and
 /// `start_microphone_check` (the microphone), `open_log_folder` (the file manager) and `save_run`
-/// (a file in the user's Downloads folder). Their arguments go through the same deserializer.
+/// (a file in the user's Downloads folder), `export_memories` (files wherever it is told),
+/// `import_notes` and `transcribe_file` (the user's files, with a progress channel) and
+/// `forget_everything` (no arguments to fuzz). Their arguments go through the same deserializer.
 fn fuzzed_commands() -> Vec<(&'static str, Value)> {
     vec![
-        ("list_memories", json!({ "limit": 10, "before": null })),
+        (
+            "list_memories",
+            json!({ "filter": all(), "limit": 10, "after": null }),
+        ),
+        ("count_memories", json!({ "filter": all() })),
+        ("get_memory", json!({ "id": 1 })),
         ("remember", json!({ "text": "buy milk" })),
+        ("edit_memory", json!({ "id": 1, "text": "buy oat milk" })),
+        ("memory_versions", json!({ "id": 1 })),
+        ("restore_version", json!({ "id": 1, "version": 1 })),
         ("recall", json!({ "query": "milk", "k": 5 })),
-        ("search", json!({ "query": "milk", "k": 5 })),
+        (
+            "search",
+            json!({ "query": "milk", "k": 5, "filter": all() }),
+        ),
         ("delete_memory", json!({ "id": 1 })),
+        ("undo_delete", json!({ "id": 1 })),
+        ("list_sessions", json!({})),
+        ("session_log", json!({ "session": "voice", "limit": 10 })),
+        ("forget_session", json!({ "session": "voice" })),
+        ("default_export_path", json!({ "format": "markdown" })),
+        ("audio_extensions", json!({})),
+        ("cancel_job", json!({})),
         ("list_microphones", json!({})),
         ("stop_microphone_check", json!({})),
         ("stop_dictation", json!({})),
         ("list_drafts", json!({})),
         (
             "save_draft",
-            json!({ "id": "1700000000000", "text": "a note" }),
+            json!({ "id": "1700000000000", "text": "a note", "keepFile": false }),
         ),
         ("discard_draft", json!({ "id": "1700000000000" })),
         ("retry_draft", json!({ "id": "1700000000000" })),
@@ -282,6 +342,11 @@ fn every_command_refuses_hostile_arguments_and_a_refusal_changes_nothing() {
 }
 
 /// A draft of a second of silence, written as the dictation writes one.
+/// A filter that keeps every memory.
+fn all() -> Value {
+    json!({ "session": null, "source": null, "from": null, "to": null })
+}
+
 fn make_draft(data_dir: &std::path::Path, id: &str) {
     let recordings = data_dir.join("recordings");
     std::fs::create_dir_all(&recordings).unwrap();
@@ -294,6 +359,9 @@ fn make_draft(data_dir: &std::path::Path, id: &str) {
         seconds: 1.0,
         created_at: 1,
         problem: None,
+        source: "dictated".into(),
+        segments: Vec::new(),
+        file_name: None,
     };
     std::fs::write(
         recordings.join(format!("{id}.draft.json")),
@@ -331,7 +399,7 @@ fn concurrent_pairs_end_as_if_one_came_after_the_other() {
         make_draft(dir.path(), &id);
         let save = (
             "save_draft",
-            json!({ "id": id, "text": format!("note {round}") }),
+            json!({ "id": id, "text": format!("note {round}"), "keepFile": false }),
         );
         let (a, b) = at_once(save.clone(), save);
         let saved: Vec<&Value> = [&a, &b]
@@ -351,7 +419,10 @@ fn concurrent_pairs_end_as_if_one_came_after_the_other() {
         make_draft(dir.path(), &id);
         let (retried, saved) = at_once(
             ("retry_draft", json!({ "id": id })),
-            ("save_draft", json!({ "id": id, "text": "kept as typed" })),
+            (
+                "save_draft",
+                json!({ "id": id, "text": "kept as typed", "keepFile": false }),
+            ),
         );
         saved.unwrap_or_else(|e| panic!("round {round}: the save failed: {e}"));
         if let Err(e) = &retried {
@@ -382,6 +453,8 @@ fn concurrent_pairs_end_as_if_one_came_after_the_other() {
             invoke(&w, "recall", json!({ "query": "note", "k": 10 })).unwrap();
         }
     });
+    // The deletions wait out their Undo time; carried out now, as on exit.
+    state.forgetting.flush();
     let hits = invoke(&w, "recall", json!({ "query": "note", "k": 10 })).unwrap();
     assert_eq!(hits.as_array().unwrap().len(), 0);
 }

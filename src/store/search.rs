@@ -138,6 +138,21 @@ impl Store {
         )
     }
 
+    /// [`Store::search_in`] with the query's vector already made (the benchmark's corpora and
+    /// tests are embedded with random vectors).
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_in_with_vector(
+        &self,
+        query: &str,
+        vector: &[f32],
+        scope: &str,
+        filter: &Filter,
+        k: usize,
+        now: i64,
+    ) -> Result<Vec<SearchHit>> {
+        self.hybrid(query, Some(vector), scope, filter, k, true, now)
+    }
+
     /// [`Store::search`] by the words alone (no embedding: instant, and usable before the
     /// embedding model has loaded, as results while the user types).
     pub fn search_words(

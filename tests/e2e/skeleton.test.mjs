@@ -91,7 +91,7 @@ test("dictate a note, see it appear while speaking, edit and save it, find it by
       timeout: 30_000,
       timeoutMsg: "the phrase did not find the dentist note first",
     });
-    const why = await (await browser.$("#results li .why")).getText();
+    const why = await (await browser.$("#results .why")).getText();
     assert.match(why, /exact phrase/, why);
     await screenshot(browser, "skeleton-search.png");
   } finally {

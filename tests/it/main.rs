@@ -26,12 +26,15 @@
 //! | `speaker` | streamed playback, paced and through ALSA, without gaps |
 //! | `bad_models` | a missing or damaged model is reported clearly |
 //! | `cli` | `umwelt-cli` round trips, refusals and the fast bench |
+//! | `browse` | the memory browser's reads: pages (none twice or missed), filters and counts, sessions, forgetting one session, search within a filter |
+//! | `transcribe_file` | an audio file of every format to text with times; a long file in stretches; Cancel; cut short; not audio; the draft it becomes |
 //! | `writers` | two processes on one file: writes wait their turn, recall sees the others' writes |
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod bad_models;
+mod browse;
 mod cli;
 mod crash_sweep;
 mod dictation_first_word;
@@ -47,5 +50,6 @@ mod search;
 mod speaker;
 mod speech;
 mod store;
+mod transcribe_file;
 mod voice;
 mod writers;

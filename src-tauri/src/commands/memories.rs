@@ -148,8 +148,18 @@ pub async fn restore_version(
 #[tauri::command]
 #[specta::specta]
 pub async fn recall(state: State<'_, AppState>, query: String, k: u32) -> CmdResult<Vec<Hit>> {
-    let (store, scope, runs) = (state.store.clone(), state.scope.clone(), state.runs.clone());
-    blocking(move || timed_search(&runs, || store.recall(&query, &scope, None, k as usize))).await
+    let (store, scope, runs, forgetting) = (
+        state.store.clone(),
+        state.scope.clone(),
+        state.runs.clone(),
+        state.forgetting.clone(),
+    );
+    blocking(move || {
+        let mut hits = timed_search(&runs, || store.recall(&query, &scope, None, k as usize))?;
+        hits.retain(|h| !forgetting.is_waiting(h.memory.id));
+        Ok(hits)
+    })
+    .await
 }
 
 /// Delete one memory. It leaves the window now and the store after the Undo time
