@@ -57,6 +57,7 @@ pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
             voice::list_voices,
             voice::list_speakers,
             voice::speak,
+            voice::play_recording,
             voice::stop_speaking,
             settings::get_settings,
             settings::save_settings,

@@ -217,33 +217,101 @@ impl Speaker {
             })
             .map_err(|e| Error::Audio(format!("could not start the voice thread: {e}")))?;
 
-        let play_state = state.clone();
-        let player: JoinHandle<Result<Vec<f32>>> = match output {
-            Output::Device(name) => std::thread::Builder::new()
-                .name("umwelt-playback".into())
-                .spawn(move || {
-                    playback::play_on_device(StreamSource::new(rx, play_state), name.as_deref())
-                        .map(|_| Vec::new())
-                }),
-            Output::Paced => std::thread::Builder::new()
-                .name("umwelt-playback".into())
-                .spawn(move || Ok(playback::paced(StreamSource::new(rx, play_state)))),
-            Output::Collect => {
-                drop(play_state);
-                std::thread::Builder::new()
-                    .name("umwelt-playback".into())
-                    .spawn(move || Ok(rx.iter().flatten().collect()))
-            }
-        }
-        .map_err(|e| Error::Audio(format!("could not start the playback thread: {e}")))?;
+        let player = start_player(output, rx, state.clone())?;
         Ok(Speech {
             t0,
             state,
-            cancel,
+            cancel: Some(cancel),
             synth: Some(synth),
             player: Some(player),
         })
     }
+
+    /// Play a recording (any format [`crate::speech::file`] reads) on `output`, the way a reply
+    /// plays: a [`Speech`] to wait on or stop. It is decoded as it plays, a few seconds ahead,
+    /// so an hour's recording takes no more memory than a minute's.
+    pub fn play_recording(&self, path: &Path, output: Output) -> Result<Speech> {
+        let mut file = crate::speech::AudioFile::open(path)?;
+        let t0 = Instant::now();
+        let state = Arc::new(PlayState::default());
+        let (tx, rx) = mpsc::channel::<Vec<f32>>();
+        let decode_state = state.clone();
+        // Collecting (no device pulls at the pace of playback): decode straight through.
+        let paced = output != Output::Collect;
+        let decoder = std::thread::Builder::new()
+            .name("umwelt-recording".into())
+            .spawn(move || -> Result<SynthStats> {
+                let mut stats = SynthStats {
+                    synth_ms: 0.0,
+                    audio_samples: 0,
+                    phrases: 0,
+                    planned_pause_ms: 0.0,
+                };
+                let ahead = (RECORDING_AHEAD_S * SAMPLE_RATE as f32) as u64;
+                let mut resampler =
+                    crate::audio::StreamResampler::new(crate::audio::SAMPLE_RATE, SAMPLE_RATE)?;
+                let send = |block: Vec<f32>, stats: &mut SynthStats| {
+                    stats.audio_samples += block.len();
+                    tx.send(block).is_ok()
+                };
+                while let Some(block) = file.next_block()? {
+                    while paced
+                        && stats.audio_samples as u64
+                            > decode_state.played.load(Ordering::Relaxed) + ahead
+                        && !decode_state.stop.load(Ordering::Relaxed)
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
+                    if decode_state.stop.load(Ordering::Relaxed)
+                        || !send(resampler.push(&block)?, &mut stats)
+                    {
+                        return Ok(stats);
+                    }
+                }
+                send(resampler.finish()?, &mut stats);
+                Ok(stats)
+            })
+            .map_err(|e| Error::Audio(format!("could not start the playback thread: {e}")))?;
+        let player = start_player(output, rx, state.clone())?;
+        Ok(Speech {
+            t0,
+            state,
+            // No model runs: stopping the queue is enough (and ONNX Runtime need not be loaded).
+            cancel: None,
+            synth: Some(decoder),
+            player: Some(player),
+        })
+    }
+}
+
+/// How far ahead of playback a recording is decoded (seconds).
+const RECORDING_AHEAD_S: f32 = 5.0;
+
+/// The thread that takes the queue's samples to `output`.
+fn start_player(
+    output: Output,
+    rx: mpsc::Receiver<Vec<f32>>,
+    play_state: Arc<PlayState>,
+) -> Result<JoinHandle<Result<Vec<f32>>>> {
+    let player: JoinHandle<Result<Vec<f32>>> = match output {
+        Output::Device(name) => std::thread::Builder::new()
+            .name("umwelt-playback".into())
+            .spawn(move || {
+                playback::play_on_device(StreamSource::new(rx, play_state), name.as_deref())
+                    .map(|_| Vec::new())
+            }),
+        Output::Paced => std::thread::Builder::new()
+            .name("umwelt-playback".into())
+            .spawn(move || Ok(playback::paced(StreamSource::new(rx, play_state)))),
+        Output::Collect => {
+            drop(play_state);
+            std::thread::Builder::new()
+                .name("umwelt-playback".into())
+                .spawn(move || Ok(rx.iter().flatten().collect()))
+        }
+    }
+    .map_err(|e| Error::Audio(format!("could not start the playback thread: {e}")))?;
+    Ok(player)
 }
 
 struct SynthStats {
@@ -390,7 +458,8 @@ fn trim_edges(audio: Vec<f32>, lead: f32, tail: f32) -> Vec<f32> {
 pub struct Speech {
     t0: Instant,
     state: Arc<PlayState>,
-    cancel: Arc<RunOptions>,
+    /// The model run to cancel on Stop (a recording has none).
+    cancel: Option<Arc<RunOptions>>,
     synth: Option<JoinHandle<Result<SynthStats>>>,
     player: Option<JoinHandle<Result<Vec<f32>>>>,
 }
@@ -399,14 +468,15 @@ pub struct Speech {
 #[derive(Clone)]
 pub struct Stopper {
     state: Arc<PlayState>,
-    cancel: Arc<RunOptions>,
+    /// The model run to cancel on Stop (a recording has none).
+    cancel: Option<Arc<RunOptions>>,
 }
 
 impl Stopper {
     /// Stop now: the device gets no more samples, the model run in progress is cancelled.
     pub fn stop(&self) {
         self.state.stop.store(true, Ordering::Relaxed);
-        if let Err(e) = self.cancel.terminate() {
+        if let Some(Err(e)) = self.cancel.as_ref().map(|c| c.terminate()) {
             tracing::warn!("cancelling the voice's model run: {e}");
         }
     }

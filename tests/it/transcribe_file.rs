@@ -262,3 +262,43 @@ fn a_transcribed_file_becomes_a_draft_and_the_file_stays_the_users() {
         "no draft is left by a failed transcription"
     );
 }
+
+#[test]
+fn a_recording_plays_back_whole_and_stops_when_asked() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let wav = spoken(dir.path());
+    let mp3 = dir.path().join("said.mp3");
+    ffmpeg(&wav, &mp3, &[]);
+    let speaker = umwelt::voice::Speaker::new();
+    // Collected: every sample, at the voice's rate, as long as the file.
+    let seconds = transcribe(&Transcriber::load().unwrap(), &mp3)
+        .unwrap()
+        .seconds;
+    let played = speaker
+        .play_recording(&mp3, umwelt::voice::Output::Collect)
+        .unwrap()
+        .wait()
+        .unwrap();
+    let got = played.samples.len() as f32 / umwelt::voice::SAMPLE_RATE as f32;
+    assert!(
+        (got - seconds).abs() < 0.2,
+        "played {got} s of a {seconds} s file"
+    );
+    assert!(
+        played.samples.iter().any(|x| x.abs() > 0.1),
+        "it is not silence"
+    );
+    // Paced like a device, then stopped: it ends at once.
+    let playing = speaker
+        .play_recording(&mp3, umwelt::voice::Output::Paced)
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    playing.stop();
+    let t = std::time::Instant::now();
+    let report = playing.wait().unwrap();
+    assert!(report.stopped && t.elapsed().as_secs_f32() < 1.0);
+    assert!(speaker
+        .play_recording(&dir.path().join("none.wav"), umwelt::voice::Output::Collect)
+        .is_err());
+}

@@ -120,6 +120,11 @@ export const commands = {
 	 *  timing goes to the turn log and the dashboard's real timings.
 	 */
 	speak: (text: string) => __TAURI_INVOKE<SpeechReport>("speak", { text }),
+	/**
+	 *  Play a memory's original recording on the chosen speaker (what is playing stops first).
+	 *  Resolves when it has played or been stopped.
+	 */
+	playRecording: (id: number) => __TAURI_INVOKE<null>("play_recording", { id }),
 	/**  Stop the reply being spoken (nothing happens when none is). */
 	stopSpeaking: () => __TAURI_INVOKE<void>("stop_speaking"),
 	getSettings: () => __TAURI_INVOKE<Settings>("get_settings"),

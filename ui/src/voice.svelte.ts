@@ -80,6 +80,21 @@ class Voice {
     }
   }
 
+  /** Play memory `id`'s recording under `key`, or stop it when that button is the one playing. */
+  async togglePlay(key: string, id: number): Promise<void> {
+    if (this.current === key) return this.stop();
+    const seq = ++this.#seq;
+    this.current = key;
+    this.error = null;
+    try {
+      await commands.playRecording(id);
+    } catch (e) {
+      if (seq === this.#seq) this.error = { key, message: errorMessage(e) };
+    } finally {
+      if (seq === this.#seq) this.current = null;
+    }
+  }
+
   /** Stop whatever is being read. */
   async stop(): Promise<void> {
     // The stopped reply's own answer no longer concerns any button.

@@ -6,6 +6,7 @@ use umwelt::bench::TimingKind;
 use umwelt::clock::now_ms;
 use umwelt::store::journal::{Stage, Turn};
 use umwelt::voice::{self, Output, SpeechReport, VoiceInfo};
+use umwelt::MemoryId;
 
 use super::blocking;
 use crate::error::CmdResult;
@@ -100,6 +101,55 @@ pub async fn speak(state: State<'_, AppState>, text: String) -> CmdResult<Speech
         text: short,
         report,
         error,
+    }));
+    result
+}
+
+/// Play a memory's original recording on the chosen speaker (what is playing stops first).
+/// Resolves when it has played or been stopped.
+#[tauri::command]
+#[specta::specta]
+pub async fn play_recording(state: State<'_, AppState>, id: MemoryId) -> CmdResult<()> {
+    let device = state
+        .settings
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .speaker
+        .clone();
+    let (store, speaker, events) = (
+        state.store.clone(),
+        state.speaker.clone(),
+        state.events.clone(),
+    );
+    let announce = events.clone();
+    let result = blocking(move || {
+        let memory = store.get(id)?;
+        let path = memory.audio_path.ok_or_else(|| {
+            umwelt::Error::NotFound(format!(
+                "a recording of memory {id} (it was typed or imported)"
+            ))
+        })?;
+        if !std::path::Path::new(&path).exists() {
+            return Err(umwelt::Error::NotFound(format!(
+                "the recording {path} (moved or deleted outside Umwelt)"
+            )));
+        }
+        let playing =
+            speaker.play_recording(std::path::Path::new(&path), Output::Device(device))?;
+        announce.emit(Event::Speaking(Speaking {
+            speaking: true,
+            text: "the recording".into(),
+            report: None,
+            error: None,
+        }));
+        playing.wait().map(|_| ())
+    })
+    .await;
+    events.emit(Event::Speaking(Speaking {
+        speaking: false,
+        text: "the recording".into(),
+        report: None,
+        error: result.as_ref().err().map(|e| e.message.clone()),
     }));
     result
 }

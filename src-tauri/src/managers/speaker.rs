@@ -1,4 +1,4 @@
-//! The speaker's one owner: the reply being spoken, if one is. Starting a reply stops the one
+//! The speaker's one owner: the reply being spoken (or the recording being played), if one is. Starting a reply stops the one
 //! before and keeps the new one's stopper in one step under one lock, so two replies asked for
 //! at once never play together and the one playing can always be stopped.
 
@@ -34,6 +34,17 @@ impl SpeakerOwner {
             before.stop();
         }
         let speech = self.speaker.speak(text, options, output)?;
+        *speaking = Some(speech.stopper());
+        Ok(speech)
+    }
+
+    /// Stop what is playing, then play the recording at `path` (a memory's original audio).
+    pub fn play_recording(&self, path: &std::path::Path, output: Output) -> umwelt::Result<Speech> {
+        let mut speaking = self.speaking.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(before) = speaking.take() {
+            before.stop();
+        }
+        let speech = self.speaker.play_recording(path, output)?;
         *speaking = Some(speech.stopper());
         Ok(speech)
     }
