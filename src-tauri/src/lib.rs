@@ -11,6 +11,7 @@
 //! | `error.rs` | the error type that crosses into the web view |
 //! | `events.rs` | the events the shell emits to the web view, and how managers send them |
 //! | `logging.rs` | the rotating log file in the data folder |
+//! | `rendering.rs` | how the web view draws: no compositing without a GPU render node |
 //! | `ipc.rs` | the IPC surface in one list: every command and event |
 //! | `bindings.rs` | `ui/src/bindings.ts` made from `ipc.rs`, and the test that keeps it current |
 
@@ -20,6 +21,7 @@ pub mod error;
 pub mod events;
 pub mod ipc;
 pub mod logging;
+pub mod rendering;
 pub mod managers;
 pub mod shortcut;
 pub mod single_instance;
@@ -36,6 +38,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
 
 /// Run the desktop app.
 pub fn run() {
+    rendering::choose();
     let data_dir = umwelt::paths::data_dir();
     let instance = match single_instance::claim(&data_dir) {
         Ok(single_instance::Instance::First(first)) => Some(first),

@@ -9,7 +9,7 @@
 //! real model is the thing measured. Each retrieval scenario runs twice in the same process,
 //! with the optimisations on and off, and reports how often the two agree.
 
-mod corpus;
+pub mod corpus;
 pub mod dictation;
 pub mod machine;
 mod report;

@@ -107,6 +107,11 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX holding_by_session ON holding(holder_id, session, since DESC, claim_id DESC);
     "#,
+    // 7: how many notes hold each word (FTS5's own index, read through fts5vocab): search leaves
+    //    words that are in very many notes out of its ranked list of word matches.
+    r#"
+    CREATE VIRTUAL TABLE claim_fts_vocab USING fts5vocab(claim_fts, 'row');
+    "#,
 ];
 
 /// The version a file has once [`migrate`] has run.

@@ -70,12 +70,16 @@ fn words(text: &str) -> Vec<&str> {
 /// syntax); `None` if it has no words.
 pub fn fts_words(text: &str) -> Option<String> {
     let w = words(text);
-    (!w.is_empty()).then(|| {
-        w.iter()
-            .map(|w| format!("\"{w}\""))
-            .collect::<Vec<_>>()
-            .join(" OR ")
-    })
+    (!w.is_empty()).then(|| quoted(&w, " OR "))
+}
+
+/// Words (letters and digits only, so never syntax), each quoted, joined by `join`.
+fn quoted(words: &[&str], join: &str) -> String {
+    words
+        .iter()
+        .map(|w| format!("\"{w}\""))
+        .collect::<Vec<_>>()
+        .join(join)
 }
 
 /// An FTS5 query for the words of `text` as one phrase; `None` unless it has two words or more.
@@ -202,30 +206,19 @@ impl Store {
 
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        let keyword_list = |m: &str| -> Result<Vec<(i64, f64)>> {
-            let mut st = tx.prepare_cached(
-                "SELECT f.rowid, bm25(claim_fts) AS b FROM claim_fts f
-                 JOIN holding h ON h.claim_id = f.rowid JOIN claim c ON c.id = f.rowid
-                 WHERE claim_fts MATCH ?1 AND h.holder_id = ?2 AND (?3 IS NULL OR h.session = ?3)
-                   AND (?5 IS NULL OR c.source = ?5) AND c.created_at >= ?6 AND c.created_at < ?7
-                 ORDER BY b, f.rowid DESC LIMIT ?4",
-            )?;
-            let (from, to) = (
-                filter.from.unwrap_or(i64::MIN),
-                filter.to.unwrap_or(i64::MAX),
-            );
-            let rows = st.query_map(
-                params![m, holder, session, pool as i64, filter.source, from, to],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let words = Words {
+            tx: &tx,
+            holder,
+            filter,
+            pool,
         };
-        let keywords = match fts_words(q) {
-            Some(m) => keyword_list(&m)?,
-            None => Vec::new(),
-        };
+        let keywords = words.ranked(q)?;
         let phrase: Vec<i64> = match fts_phrase(q) {
-            Some(m) => keyword_list(&m)?.into_iter().map(|(id, _)| id).collect(),
+            Some(m) => words
+                .matching(&m, Order::Newest)?
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect(),
             None => Vec::new(),
         };
 
@@ -252,7 +245,7 @@ impl Store {
             let e = found.entry(id).or_insert_with(|| (0.0, blank(), None));
             e.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
             e.1.keyword_rank = Some(rank as u32 + 1);
-            e.1.bm25 = Some(bm25);
+            e.1.bm25 = bm25;
         }
         // A phrase match counts even when its note is in neither list (among many notes that
         // share the words, it can be in neither's first few dozen).
@@ -284,6 +277,122 @@ impl Store {
         drop(get);
         tx.commit()?;
         Ok(hits)
+    }
+}
+
+/// A word found in more notes than this is left out of the ranked list of word matches: its
+/// weight in bm25 is next to nothing, and ranking every note that holds it is what made a
+/// search slow (docs/PERFORMANCE.md: "the" in 100 000 notes, 55 ms). A query of such words
+/// alone takes the newest notes that hold them all.
+pub const COMMON_DOCS: i64 = 20_000;
+/// The word lists are first read from the whole index, this many times the pool, and then
+/// filtered to the holder (and the filter): far cheaper than joining every match. When fewer
+/// than the pool survive and there were more matches, they are read again with the join.
+const WIDE: usize = 4;
+
+/// How the matches of a full-text query are ordered.
+#[derive(Clone, Copy, PartialEq)]
+enum Order {
+    /// By bm25 (best first).
+    Bm25,
+    /// Newest first (no score computed: FTS5 walks its index backwards and stops early).
+    Newest,
+}
+
+/// The full-text side of a search: one holder's matches, kept by a filter, at most `pool`.
+struct Words<'a> {
+    tx: &'a rusqlite::Transaction<'a>,
+    holder: i64,
+    filter: &'a Filter,
+    pool: usize,
+}
+
+impl Words<'_> {
+    /// The notes that share words with `q`, best first by bm25 over its words that are not
+    /// common ([`COMMON_DOCS`]); if all are common, the newest notes holding them all.
+    fn ranked(&self, q: &str) -> Result<Vec<(i64, Option<f64>)>> {
+        let all = words(q);
+        if all.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut docs = self
+            .tx
+            .prepare_cached("SELECT doc FROM claim_fts_vocab WHERE term = ?1")?;
+        let mut rare = Vec::new();
+        for w in &all {
+            let n: Option<i64> = docs
+                .query_row([w.to_lowercase()], |r| r.get(0))
+                .optional()?;
+            if n.unwrap_or(0) <= COMMON_DOCS {
+                rare.push(*w);
+            }
+        }
+        if rare.is_empty() {
+            self.matching(&quoted(&all, " "), Order::Newest)
+        } else {
+            self.matching(&quoted(&rare, " OR "), Order::Bm25)
+        }
+    }
+
+    /// The holder's matches of the FTS5 query `m` that the filter keeps, at most the pool.
+    fn matching(&self, m: &str, order: Order) -> Result<Vec<(i64, Option<f64>)>> {
+        let f = self.filter;
+        let (from, to) = (f.from.unwrap_or(i64::MIN), f.to.unwrap_or(i64::MAX));
+        let wide = self.pool * WIDE;
+        let mut st = self.tx.prepare_cached(match order {
+            Order::Bm25 => "SELECT rowid, bm25(claim_fts) AS b FROM claim_fts WHERE claim_fts MATCH ?1 ORDER BY b, rowid DESC LIMIT ?2",
+            Order::Newest => "SELECT rowid, NULL FROM claim_fts WHERE claim_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
+        })?;
+        let found: Vec<(i64, Option<f64>)> = st
+            .query_map(params![m, wide as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut keeps = self.tx.prepare_cached(
+            "SELECT 1 FROM holding h JOIN claim c ON c.id = h.claim_id
+             WHERE h.claim_id = ?1 AND h.holder_id = ?2 AND (?3 IS NULL OR h.session = ?3)
+               AND (?4 IS NULL OR c.source = ?4) AND c.created_at >= ?5 AND c.created_at < ?6",
+        )?;
+        let mut kept = Vec::with_capacity(self.pool);
+        for (id, b) in &found {
+            if kept.len() == self.pool {
+                break;
+            }
+            if keeps.exists(params![id, self.holder, f.session, f.source, from, to])? {
+                kept.push((*id, *b));
+            }
+        }
+        if kept.len() == self.pool || found.len() < wide {
+            return Ok(kept);
+        }
+        // Most of the best matches are another holder's or filtered out: read the holder's own.
+        let mut st = self.tx.prepare_cached(match order {
+            Order::Bm25 => {
+                "SELECT f.rowid, bm25(claim_fts) AS b FROM claim_fts f
+                 JOIN holding h ON h.claim_id = f.rowid JOIN claim c ON c.id = f.rowid
+                 WHERE claim_fts MATCH ?1 AND h.holder_id = ?2 AND (?3 IS NULL OR h.session = ?3)
+                   AND (?5 IS NULL OR c.source = ?5) AND c.created_at >= ?6 AND c.created_at < ?7
+                 ORDER BY b, f.rowid DESC LIMIT ?4"
+            }
+            Order::Newest => {
+                "SELECT f.rowid, NULL FROM claim_fts f
+                 JOIN holding h ON h.claim_id = f.rowid JOIN claim c ON c.id = f.rowid
+                 WHERE claim_fts MATCH ?1 AND h.holder_id = ?2 AND (?3 IS NULL OR h.session = ?3)
+                   AND (?5 IS NULL OR c.source = ?5) AND c.created_at >= ?6 AND c.created_at < ?7
+                 ORDER BY f.rowid DESC LIMIT ?4"
+            }
+        })?;
+        let rows = st.query_map(
+            params![
+                m,
+                self.holder,
+                f.session,
+                self.pool as i64,
+                f.source,
+                from,
+                to
+            ],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
 

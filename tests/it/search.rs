@@ -160,3 +160,72 @@ fn a_holders_search_never_returns_what_another_holder_holds() {
     }
     assert!(store.search("blue", "nobody", None, 5).unwrap().is_empty());
 }
+
+/// Notes written with one fixed vector (the words are what is tested), `at` their times.
+fn fill_plain(store: &Store, scope: &str, texts: &[String], at: i64) {
+    let v = vec![1.0 / (umwelt::embed::EMBED_DIM as f32).sqrt(); umwelt::embed::EMBED_DIM];
+    for (c, chunk) in texts.chunks(1000).enumerate() {
+        let rows: Vec<(NewMemory, &[f32])> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                (
+                    NewMemory {
+                        scope,
+                        text: t,
+                        created_at: Some(at + (c * 1000 + i) as i64),
+                        ..Default::default()
+                    },
+                    v.as_slice(),
+                )
+            })
+            .collect();
+        store.remember_batch(&rows).unwrap();
+    }
+}
+
+#[test]
+fn a_word_in_very_many_notes_does_not_drown_the_rare_ones_and_alone_finds_the_newest() {
+    let _process = common::shared();
+    let (_dir, db) = common::temp_db();
+    let store = Store::open(&db).unwrap();
+    let n = umwelt::store::COMMON_DOCS as usize + 2_000;
+    let mut texts: Vec<String> = (0..n)
+        .map(|i| format!("the note number {i} about the weather"))
+        .collect();
+    texts[7] = "the recipe for lentil soup with the red lentils".into();
+    fill_plain(&store, "me", &texts, 1_700_000_000_000);
+    // "the" is in every note: the rare words decide (words alone: every vector is the same).
+    let hits = store
+        .search_words("the lentil soup", "me", None, 5)
+        .unwrap();
+    assert!(hits[0].memory.text.contains("lentil"), "{:?}", hits[0]);
+    assert!(hits[0].why.keyword_rank == Some(1) && hits[0].why.bm25.is_some());
+    // Common words alone: the newest notes that hold them all.
+    let hits = store.search_words("the weather", "me", None, 3).unwrap();
+    let newest = format!("the note number {} about the weather", n - 1);
+    assert_eq!(hits[0].memory.text, newest, "{hits:?}");
+    assert!(hits
+        .iter()
+        .all(|h| h.why.bm25.is_none() && h.why.keyword_rank.is_some()));
+}
+
+#[test]
+fn a_holder_finds_its_own_match_when_another_holder_has_thousands_better_ones() {
+    let _process = common::shared();
+    let (_dir, db) = common::temp_db();
+    let store = Store::open(&db).unwrap();
+    let theirs: Vec<String> = (0..3_000).map(|i| format!("apple pie {i}")).collect();
+    fill_plain(&store, "someone-else", &theirs, 1_700_000_000_000);
+    fill_plain(
+        &store,
+        "me",
+        &["an apple tree in the garden, planted long ago with care".to_string()],
+        1_600_000_000_000,
+    );
+    let hits = store.search_words("apple", "me", None, 5).unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].memory.text.contains("apple tree"));
+    let phrase = store.search_words("apple tree", "me", None, 5).unwrap();
+    assert!(phrase[0].why.exact_phrase);
+}

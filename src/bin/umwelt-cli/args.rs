@@ -55,6 +55,9 @@ pub enum Command {
     Wer(WerArgs),
     /// Run the benchmark harness (on generated data in a temporary folder, never your memories).
     Bench(BenchArgs),
+    /// Fill a new memory file with N generated notes (seeded; everyday words, random vectors,
+    /// two years, sessions, every source), to see and measure the app at scale.
+    Notebook(NotebookArgs),
     /// Model files: check them, or convert whisper to GGML (used by scripts/setup-models.sh).
     Models {
         #[command(subcommand)]
@@ -154,6 +157,13 @@ pub struct ExportArgs {
 #[derive(Args)]
 pub struct DeleteArgs {
     pub id: i64,
+}
+
+#[derive(Args)]
+pub struct NotebookArgs {
+    /// How many notes.
+    #[arg(long, default_value_t = 100_000)]
+    pub size: usize,
 }
 
 #[derive(Args)]

@@ -2,7 +2,9 @@
 
 use umwelt::{bench, Error, Result};
 
-use crate::args::BenchArgs;
+use std::path::PathBuf;
+
+use crate::args::{BenchArgs, NotebookArgs};
 
 pub fn bench(a: BenchArgs) -> Result<()> {
     let before = match &a.compare {
@@ -57,5 +59,19 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         })?;
         eprintln!("wrote {}", p.display());
     }
+    Ok(())
+}
+
+/// `notebook`: a new memory file filled with generated notes.
+pub fn notebook(db: &Option<PathBuf>, a: NotebookArgs) -> Result<()> {
+    let path = db.clone().unwrap_or_else(umwelt::paths::default_db);
+    let t0 = std::time::Instant::now();
+    umwelt::bench::corpus::build_notebook(&path, a.size, umwelt::clock::now_ms())?;
+    eprintln!(
+        "{} notes in {} ({:.1} s)",
+        a.size,
+        path.display(),
+        t0.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -52,6 +52,7 @@ fn run(cli: Cli) -> umwelt::Result<()> {
         Command::Speak(a) => voice::speak(a),
         Command::Voices(a) => voice::voices(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Notebook(a) => bench::notebook(db, a),
         Command::Models { command } => match command {
             ModelsCommand::Check => models::check(),
             ModelsCommand::ConvertWhisper(a) => models::convert_whisper(a),

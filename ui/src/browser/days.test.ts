@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dayLabel, dayStart, withDays, type Row } from "./days";
+import { dayLabel, dayStart, Rows, withDays, type Row } from "./days";
 
 const at = (y: number, m: number, d: number, h = 12, min = 0) => new Date(y, m, d, h, min).getTime();
 const weekday = (ms: number) => new Date(ms).toLocaleDateString(undefined, { weekday: "long" });
@@ -122,5 +122,37 @@ describe("withDays", () => {
       { id: 3, t: at(2025, 5, 14, 8) },
     ];
     expect(shape(rows(items))).toEqual(["# Today", 1, "# Yesterday", 2, "# Today", 3]);
+  });
+});
+
+describe("Rows", () => {
+  type M = { id: number; at: number };
+  const day = (d: number, h = 12) => new Date(2026, 10, d, h).getTime();
+  const make = () => new Rows<M>((m) => m.at, (m) => m.id, (r) => (r.kind === "day" ? 10 : 100), () => day(30));
+
+  it("adds only the new rows when a page is appended, and matches a fresh build", () => {
+    const first: M[] = [{ id: 5, at: day(29, 15) }, { id: 4, at: day(29, 9) }, { id: 3, at: day(28) }];
+    const more: M[] = [...first, { id: 2, at: day(28, 8) }, { id: 1, at: day(20) }];
+    const rows = make();
+    rows.follow(first);
+    const grown = rows.follow(more);
+    const fresh = make().follow(more);
+    expect(grown.rows.map((r) => r.key)).toEqual(fresh.rows.map((r) => r.key));
+    expect(grown.starts).toEqual(fresh.starts);
+    expect(grown.total).toBe(fresh.total);
+    expect(grown.rows.filter((r) => r.kind === "day").length).toBe(3);
+  });
+
+  it("builds again when an item changes, goes or comes at the top", () => {
+    const a: M[] = [{ id: 2, at: day(29) }, { id: 1, at: day(28) }];
+    const rows = make();
+    rows.follow(a);
+    const edited: M[] = [a[0]!, { id: 1, at: day(28) }];
+    const out = rows.follow(edited);
+    const item = out.rows[out.rows.length - 1];
+    expect(item?.kind === "item" && item.item).toBe(edited[1]);
+    expect(rows.follow([a[0]!]).rows.length).toBe(2);
+    const top = rows.follow([{ id: 3, at: day(30) }, a[0]!]);
+    expect(top.rows.map((r) => r.key)).toEqual([`day-${new Date(2026, 10, 30).getTime()}`, "m-3", `day-${new Date(2026, 10, 29).getTime()}`, "m-2"]);
   });
 });

@@ -40,3 +40,58 @@ export function withDays<T>(items: T[], at: (t: T) => number, id: (t: T) => stri
   }
   return rows;
 }
+
+/** Rows with headings, kept in step with a list that mostly grows at its end (pages appended
+ *  while scrolling): `follow` adds only the new items' rows when the list it is given extends
+ *  the one before, and builds them again otherwise. */
+export class Rows<T> {
+  rows: Row<T>[] = [];
+  heights: number[] = [];
+  starts: number[] = [];
+  total = 0;
+  #items: T[] = [];
+  #lastDay = NaN;
+
+  constructor(
+    private at: (t: T) => number,
+    private id: (t: T) => string | number,
+    private height: (r: Row<T>) => number,
+    private now: () => number = Date.now,
+  ) {}
+
+  follow(items: T[]): { rows: Row<T>[]; heights: number[]; starts: number[]; total: number } {
+    const before = this.#items;
+    if (items === before) return { rows: this.rows, heights: this.heights, starts: this.starts, total: this.total };
+    // Only a longer list with the same first and last of before is taken as appended to (an
+    // edit, a delete or a note at the top gives a list of the same length or a new first).
+    const extends_ = before.length > 0 && items.length > before.length
+      && items[0] === before[0] && items[before.length - 1] === before[before.length - 1];
+    if (!extends_) {
+      this.rows = [];
+      this.heights = [];
+      this.starts = [];
+      this.total = 0;
+      this.#lastDay = NaN;
+    }
+    const now = this.now();
+    for (let i = extends_ ? before.length : 0; i < items.length; i++) {
+      const item = items[i] as T;
+      const day = dayStart(this.at(item));
+      if (day !== this.#lastDay) {
+        this.#push({ kind: "day", key: `day-${day}`, label: dayLabel(day, now) });
+        this.#lastDay = day;
+      }
+      this.#push({ kind: "item", key: `m-${this.id(item)}`, item });
+    }
+    this.#items = items;
+    return { rows: this.rows, heights: this.heights, starts: this.starts, total: this.total };
+  }
+
+  #push(r: Row<T>) {
+    const h = this.height(r);
+    this.rows.push(r);
+    this.heights.push(h);
+    this.starts.push(this.total);
+    this.total += h;
+  }
+}
