@@ -131,6 +131,51 @@ impl Store {
         k: usize,
         now: i64,
     ) -> Result<Vec<Hit>> {
+        self.with_nearest(holder, vector, session, k, |tx, nearest| {
+            let mut get =
+                tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
+            let mut hits = Vec::with_capacity(k);
+            for (id, similarity, recency) in rank(nearest, now, k) {
+                // Absent only if another process deleted it between this process's own write
+                // and that write reaching the index (the index was synced in this snapshot).
+                if let Some(memory) = get.query_row(params![id, holder], memory_row).optional()? {
+                    hits.push(Hit {
+                        memory,
+                        similarity,
+                        recency,
+                        score: similarity + recency,
+                    });
+                }
+            }
+            Ok(hits)
+        })
+    }
+
+    /// [`Store::recall_holder`] without reading the memories back: ids, similarity and recency,
+    /// best first (a search reads back only the few it returns).
+    pub(super) fn nearest_ranked(
+        &self,
+        holder: i64,
+        vector: &[f32],
+        session: Option<&str>,
+        k: usize,
+        now: i64,
+    ) -> Result<Vec<(i64, f32, f32)>> {
+        self.with_nearest(holder, vector, session, k, |_, nearest| {
+            Ok(rank(nearest, now, k))
+        })
+    }
+
+    /// The candidates for the `k` nearest (`max(4k, 50)` of them: id, similarity, time), read
+    /// in one transaction that `then` may read on in.
+    fn with_nearest<T>(
+        &self,
+        holder: i64,
+        vector: &[f32],
+        session: Option<&str>,
+        k: usize,
+        then: impl FnOnce(&rusqlite::Transaction, Vec<(i64, f32, i64)>) -> Result<T>,
+    ) -> Result<T> {
         let pool = (k * 4).max(50);
         // Lock order: indexes before conn.
         let mut indexes = optimisations::enabled()
@@ -159,23 +204,9 @@ impl Store {
             rows.collect::<rusqlite::Result<_>>()?
         };
         drop(indexes);
-        let mut get = tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
-        let mut hits = Vec::with_capacity(k);
-        for (id, similarity, recency) in rank(nearest, now, k) {
-            // Absent only if another process deleted it between this process's own write and
-            // that write reaching the index (the index was synced in this snapshot): not a hit.
-            if let Some(memory) = get.query_row(params![id, holder], memory_row).optional()? {
-                hits.push(Hit {
-                    memory,
-                    similarity,
-                    recency,
-                    score: similarity + recency,
-                });
-            }
-        }
-        drop(get);
+        let out = then(&tx, nearest)?;
         tx.commit()?;
-        Ok(hits)
+        Ok(out)
     }
 
     /// Load `scope`'s vectors into memory now rather than on its first recall (the app does this

@@ -195,11 +195,21 @@ impl Store {
                 Some(v) => v.to_vec(),
                 None => self.embedder.get()?.embed_one(q)?,
             };
-            let reach = if narrowed { pool * 8 } else { pool };
-            let mut near = self.recall_holder(holder, &vector, session, reach, now)?;
-            near.retain(|h| filter.keeps(&h.memory));
-            near.truncate(pool);
-            near
+            if narrowed {
+                // Source and time are read from the memories themselves.
+                let mut near = self.recall_holder(holder, &vector, session, pool * 8, now)?;
+                near.retain(|h| filter.keeps(&h.memory));
+                near.truncate(pool);
+                near.into_iter()
+                    .map(|h| (h.memory.id, h.similarity, h.recency, Some(h.memory)))
+                    .collect()
+            } else {
+                // Only the few returned are read back, below.
+                self.nearest_ranked(holder, &vector, session, pool, now)?
+                    .into_iter()
+                    .map(|(id, similarity, recency)| (id, similarity, recency, None))
+                    .collect()
+            }
         } else {
             Vec::new()
         };
@@ -231,15 +241,13 @@ impl Store {
             similarity: None,
             recency: 0.0,
         };
-        for (rank, hit) in meaning.into_iter().enumerate() {
-            let e = found
-                .entry(hit.memory.id)
-                .or_insert_with(|| (0.0, blank(), None));
+        for (rank, (id, similarity, recency, memory)) in meaning.into_iter().enumerate() {
+            let e = found.entry(id).or_insert_with(|| (0.0, blank(), None));
             e.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
             e.1.meaning_rank = Some(rank as u32 + 1);
-            e.1.similarity = Some(hit.similarity);
-            e.1.recency = hit.recency;
-            e.2 = Some(hit.memory);
+            e.1.similarity = Some(similarity);
+            e.1.recency = recency;
+            e.2 = memory;
         }
         for (rank, (id, bm25)) in keywords.into_iter().enumerate() {
             let e = found.entry(id).or_insert_with(|| (0.0, blank(), None));
@@ -263,10 +271,13 @@ impl Store {
         for (id, (score, mut why, memory)) in ranked {
             let memory = match memory {
                 Some(m) => m,
-                // Found by its words only: read it back (still only among the holder's).
+                // Read back now (still only among the holder's); found by its words only, its
+                // recency is worked out here.
                 None => match get.query_row(params![id, holder], memory_row).optional()? {
                     Some(m) => {
-                        why.recency = recency(m.created_at, now);
+                        if why.meaning_rank.is_none() {
+                            why.recency = recency(m.created_at, now);
+                        }
                         m
                     }
                     None => continue,
@@ -280,11 +291,16 @@ impl Store {
     }
 }
 
-/// A word found in more notes than this is left out of the ranked list of word matches: its
-/// weight in bm25 is next to nothing, and ranking every note that holds it is what made a
-/// search slow (docs/PERFORMANCE.md: "the" in 100 000 notes, 55 ms). A query of such words
-/// alone takes the newest notes that hold them all.
+/// A word in more notes than this is too common to rank by: its weight in bm25 is next to
+/// nothing, and ranking every note that holds it is what made a search slow (docs/PERFORMANCE.md:
+/// "the" in 100 000 notes, 55 ms). A query of such words alone takes the newest notes that hold
+/// them all. The exact phrase and the meaning still use every word.
 pub const COMMON_DOCS: i64 = 20_000;
+/// The notes that hold *any* of the words are ranked only over the rarest words whose notes add
+/// up to this (those that hold *all* the usable words are ranked first, and cheaply: FTS5 reads
+/// an intersection from its rarest list).
+const ANY_WORD_DOCS: i64 = 6_000;
+
 /// The word lists are first read from the whole index, this many times the pool, and then
 /// filtered to the holder (and the filter): far cheaper than joining every match. When fewer
 /// than the pool survive and there were more matches, they are read again with the join.
@@ -308,8 +324,10 @@ struct Words<'a> {
 }
 
 impl Words<'_> {
-    /// The notes that share words with `q`, best first by bm25 over its words that are not
-    /// common ([`COMMON_DOCS`]); if all are common, the newest notes holding them all.
+    /// The notes that share words with `q`: first those that hold all its usable words (not
+    /// commoner than [`COMMON_DOCS`]), best first by bm25; then those that hold any of its
+    /// rarest words ([`ANY_WORD_DOCS`]), best first by bm25. If every word is too common, the
+    /// newest notes holding them all.
     fn ranked(&self, q: &str) -> Result<Vec<(i64, Option<f64>)>> {
         let all = words(q);
         if all.is_empty() {
@@ -318,20 +336,50 @@ impl Words<'_> {
         let mut docs = self
             .tx
             .prepare_cached("SELECT doc FROM claim_fts_vocab WHERE term = ?1")?;
-        let mut rare = Vec::new();
+        let mut counted = Vec::with_capacity(all.len());
         for w in &all {
             let n: Option<i64> = docs
                 .query_row([w.to_lowercase()], |r| r.get(0))
                 .optional()?;
-            if n.unwrap_or(0) <= COMMON_DOCS {
-                rare.push(*w);
+            counted.push((n.unwrap_or(0), *w));
+        }
+        counted.sort();
+        let usable: Vec<&str> = counted
+            .iter()
+            .filter(|(n, _)| *n <= COMMON_DOCS)
+            .map(|(_, w)| *w)
+            .collect();
+        if usable.is_empty() {
+            return self.matching(&quoted(&all, " "), Order::Newest);
+        }
+        let mut hits = if usable.len() > 1 {
+            self.matching(&quoted(&usable, " "), Order::Bm25)?
+        } else {
+            Vec::new()
+        };
+        if hits.len() >= self.pool {
+            return Ok(hits);
+        }
+        // Rarest first, while the notes to rank stay within the budget (the rarest always).
+        let mut any = Vec::new();
+        let mut notes = 0;
+        for (n, w) in counted.iter().filter(|(n, _)| *n <= COMMON_DOCS) {
+            if !any.is_empty() && notes + n > ANY_WORD_DOCS {
+                break;
+            }
+            notes += n;
+            any.push(*w);
+        }
+        let seen: std::collections::HashSet<i64> = hits.iter().map(|(id, _)| *id).collect();
+        for hit in self.matching(&quoted(&any, " OR "), Order::Bm25)? {
+            if hits.len() == self.pool {
+                break;
+            }
+            if !seen.contains(&hit.0) {
+                hits.push(hit);
             }
         }
-        if rare.is_empty() {
-            self.matching(&quoted(&all, " "), Order::Newest)
-        } else {
-            self.matching(&quoted(&rare, " OR "), Order::Bm25)
-        }
+        Ok(hits)
     }
 
     /// The holder's matches of the FTS5 query `m` that the filter keeps, at most the pool.

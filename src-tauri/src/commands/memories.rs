@@ -1,6 +1,7 @@
 //! The memory browser: the list a page at a time, search, one memory (edit, versions, restore),
 //! delete with Undo, sessions, and forgetting a session or everything.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -44,20 +45,20 @@ pub async fn search(
     .await
 }
 
-/// Run a search, keeping its time as the dashboard's real "recall" timing.
+/// Run a search, keeping its time as the dashboard's real "recall" timing. The time is written
+/// on another thread: the window does not wait for the performance database.
 fn timed_search<T>(
-    runs: &umwelt::bench::Runs,
+    runs: &Arc<umwelt::bench::Runs>,
     search: impl FnOnce() -> umwelt::Result<T>,
 ) -> umwelt::Result<T> {
     let t = Instant::now();
     let hits = search()?;
-    if let Err(e) = runs.record(
-        TimingKind::Recall,
-        now_ms(),
-        t.elapsed().as_secs_f64() * 1e3,
-    ) {
-        tracing::warn!("the search's time was not recorded: {e}");
-    }
+    let (ms, runs) = (t.elapsed().as_secs_f64() * 1e3, runs.clone());
+    tauri::async_runtime::spawn_blocking(move || {
+        if let Err(e) = runs.record(TimingKind::Recall, now_ms(), ms) {
+            tracing::warn!("the search's time was not recorded: {e}");
+        }
+    });
     Ok(hits)
 }
 

@@ -9,8 +9,10 @@ export const FIRST_PAGE = 60;
 export const PAGE = 400;
 /** The search waits this long after the last key before it asks. */
 export const DEBOUNCE_MS = 150;
-/** Hits a search shows. */
-export const HITS = 50;
+/** Hits a search shows as you type (the first screen and a little more); "Show more" asks for
+ *  MORE_HITS. Fewer hits are also a faster search: docs/PERFORMANCE.md. */
+export const HITS = 20;
+export const MORE_HITS = 100;
 
 export const SOURCES: { value: string; label: string }[] = [
   { value: "typed", label: "Typed" },
@@ -46,6 +48,8 @@ class Browser {
   loading = $state(false);
   hits = $state.raw<SearchHit[] | null>(null);
   searching = $state(false);
+  /** How many hits the current query asks for (HITS, or MORE_HITS after "Show more"). */
+  k = $state(HITS);
   error = $state<string | null>(null);
   /** Milliseconds from each search's request to its results on screen, over IPC, as the
    *  window saw them (the newest last; `tests/e2e/measure/` reads them). */
@@ -116,6 +120,7 @@ class Browser {
   /** The query changed: search once the typing pauses. */
   typed(q: string) {
     this.query = q;
+    this.k = HITS;
     clearTimeout(this.#timer);
     if (!q.trim()) {
       this.#searchSeq++;
@@ -134,7 +139,7 @@ class Browser {
     this.searching = true;
     const t0 = performance.now();
     try {
-      const found = await commands.search(q, HITS, this.filter);
+      const found = await commands.search(q, this.k, this.filter);
       if (seq === this.#searchSeq) {
         this.hits = found;
         this.error = null;
@@ -148,6 +153,12 @@ class Browser {
     } finally {
       if (seq === this.#searchSeq) this.searching = false;
     }
+  }
+
+  /** Ask the same query for more hits. */
+  showMore() {
+    this.k = MORE_HITS;
+    void this.searchNow();
   }
 
   clearSearch() {
