@@ -88,11 +88,20 @@ function waitForPort(port, ms) {
   });
 }
 
-/** Start tauri-driver and a WebDriver session on the app binary, with `env` for the app. */
-export async function launch(application, env) {
+/**
+ * Start tauri-driver and a WebDriver session on the app binary, with `env` for the app.
+ *
+ * Without a GPU the app draws without compositing (src-tauri/src/rendering.rs), and then
+ * WebKitWebDriver's screenshots never return (measured: a 15 s wait, then nothing). The tests
+ * take screenshots, so they keep compositing on, the way a user who sets
+ * WEBKIT_DISABLE_COMPOSITING_MODE=0 would; `{ appRendering: true }` lets the app choose (the
+ * measurement of scrolling, which takes no screenshot).
+ */
+export async function launch(application, env, { appRendering = false } = {}) {
   const port = 4444;
+  const rendering = appRendering ? {} : { WEBKIT_DISABLE_COMPOSITING_MODE: "0" };
   const driver = spawn("tauri-driver", ["--port", String(port), "--native-port", "4445"], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...rendering, ...env },
     stdio: ["ignore", "inherit", "inherit"],
   });
   await waitForPort(port, 20000);

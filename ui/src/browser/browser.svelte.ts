@@ -43,6 +43,8 @@ class Browser {
   query = $state("");
   // Raw: replaced whole, never changed in place, so 100 000 memories are not each wrapped.
   memories = $state.raw<Memory[]>([]);
+  /** Counts pages appended to `memories` in place (every other change replaces the array). */
+  grown = $state(0);
   next = $state<Cursor | null>(null);
   loaded = $state(false);
   loading = $state(false);
@@ -98,7 +100,10 @@ class Browser {
     try {
       const page = await commands.listMemories(this.filter, PAGE, this.next);
       if (generation !== this.#generation) return;
-      this.memories = this.memories.concat(page.memories);
+      // Appended in place (a new 100 000-long array per page made the garbage collector stall
+      // a frame now and then); `grown` tells the list.
+      this.memories.push(...page.memories);
+      this.grown++;
       this.next = page.next;
     } catch (e) {
       if (generation === this.#generation) this.error = errorMessage(e);

@@ -131,11 +131,12 @@ describe("Rows", () => {
   const make = () => new Rows<M>((m) => m.at, (m) => m.id, (r) => (r.kind === "day" ? 10 : 100), () => day(30));
 
   it("adds only the new rows when a page is appended, and matches a fresh build", () => {
-    const first: M[] = [{ id: 5, at: day(29, 15) }, { id: 4, at: day(29, 9) }, { id: 3, at: day(28) }];
-    const more: M[] = [...first, { id: 2, at: day(28, 8) }, { id: 1, at: day(20) }];
+    const list: M[] = [{ id: 5, at: day(29, 15) }, { id: 4, at: day(29, 9) }, { id: 3, at: day(28) }];
     const rows = make();
-    rows.follow(first);
-    const grown = rows.follow(more);
+    rows.follow(list);
+    list.push({ id: 2, at: day(28, 8) }, { id: 1, at: day(20) });
+    const more = [...list];
+    const grown = rows.follow(list);
     const fresh = make().follow(more);
     expect(grown.rows.map((r) => r.key)).toEqual(fresh.rows.map((r) => r.key));
     expect(grown.starts).toEqual(fresh.starts);

@@ -42,14 +42,16 @@ export function withDays<T>(items: T[], at: (t: T) => number, id: (t: T) => stri
 }
 
 /** Rows with headings, kept in step with a list that mostly grows at its end (pages appended
- *  while scrolling): `follow` adds only the new items' rows when the list it is given extends
- *  the one before, and builds them again otherwise. */
+ *  while scrolling): `follow` adds only the new items' rows when it is given the same array,
+ *  grown in place, and builds them all again for any other array (an edit, a delete, a new
+ *  note, a filter: each makes a new array). */
 export class Rows<T> {
   rows: Row<T>[] = [];
   heights: number[] = [];
   starts: number[] = [];
   total = 0;
   #items: T[] = [];
+  #count = 0;
   #lastDay = NaN;
 
   constructor(
@@ -60,21 +62,18 @@ export class Rows<T> {
   ) {}
 
   follow(items: T[]): { rows: Row<T>[]; heights: number[]; starts: number[]; total: number } {
-    const before = this.#items;
-    if (items === before) return { rows: this.rows, heights: this.heights, starts: this.starts, total: this.total };
-    // Only a longer list with the same first and last of before is taken as appended to (an
-    // edit, a delete or a note at the top gives a list of the same length or a new first).
-    const extends_ = before.length > 0 && items.length > before.length
-      && items[0] === before[0] && items[before.length - 1] === before[before.length - 1];
-    if (!extends_) {
+    // The same array, longer: a page appended in place. Any other array: built again.
+    const appended = items === this.#items;
+    if (!appended) {
       this.rows = [];
       this.heights = [];
       this.starts = [];
       this.total = 0;
       this.#lastDay = NaN;
+      this.#count = 0;
     }
     const now = this.now();
-    for (let i = extends_ ? before.length : 0; i < items.length; i++) {
+    for (let i = this.#count; i < items.length; i++) {
       const item = items[i] as T;
       const day = dayStart(this.at(item));
       if (day !== this.#lastDay) {
@@ -84,6 +83,7 @@ export class Rows<T> {
       this.#push({ kind: "item", key: `m-${this.id(item)}`, item });
     }
     this.#items = items;
+    this.#count = items.length;
     return { rows: this.rows, heights: this.heights, starts: this.starts, total: this.total };
   }
 
