@@ -8,6 +8,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { launch, root, screenshot, tempDir } from "./fixtures.mjs";
 
+/** The text of the memory list. (Its rows are positioned by transform inside a scroller, and
+ * WebDriver's idea of visible text leaves their first lines out: read the DOM's text.) */
+function listedText(browser) {
+  return browser.execute(() => document.querySelector("#memories")?.textContent ?? "");
+}
+
 const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 
 function run(env) {
@@ -43,7 +49,7 @@ test("a second launch on the same data folder hands over to the first; the log k
     await (await browser.$("#note")).waitForDisplayed({ timeout: 30_000 });
     await (await browser.$("#note")).setValue(secret);
     await browser.keys("Enter");
-    await browser.waitUntil(async () => (await (await browser.$("#memories")).getText()).includes(secret), { timeout: 30_000 });
+    await browser.waitUntil(async () => (await listedText(browser)).includes(secret), { timeout: 30_000 });
 
     const second = await run(env);
     assert.equal(second.code, 0, second.out);

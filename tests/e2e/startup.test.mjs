@@ -6,6 +6,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { launch, root, screenshot, tempDir } from "./fixtures.mjs";
 
+/** The text of the memory list. (Its rows are positioned by transform inside a scroller, and
+ * WebDriver's idea of visible text leaves their first lines out: read the DOM's text.) */
+function listedText(browser) {
+  return browser.execute(() => document.querySelector("#memories")?.textContent ?? "");
+}
+
 const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 
 test("a damaged settings file is set aside and the window says so", { timeout: 120_000 }, async () => {
@@ -54,7 +60,7 @@ test("a damaged memory file and dashboard history are kept aside, and the window
     const text = "a note in the fresh file";
     await (await browser.$("#note")).setValue(text);
     await browser.keys("Enter");
-    await browser.waitUntil(async () => (await (await browser.$("#memories")).getText()).includes(text), {
+    await browser.waitUntil(async () => (await listedText(browser)).includes(text), {
       timeout: 30_000,
       timeoutMsg: "a note typed into the fresh memory file was not kept",
     });
