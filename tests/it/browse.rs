@@ -2,24 +2,14 @@
 //! missed across pages, ties on the same millisecond too), filters (session, source, dates),
 //! counts, sessions, forgetting one session and nothing else, and search within a filter.
 
-use umwelt::embed::EMBED_DIM;
 use umwelt::store::{Filter, NewMemory};
 use umwelt::Store;
 
 use crate::common;
 
+/// A seeded unit vector: the harness's own generator.
 fn vector(seed: u64) -> Vec<f32> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let v: Vec<f32> = (0..EMBED_DIM)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % 2000) as f32 / 1000.0 - 1.0
-        })
-        .collect();
-    let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-    v.into_iter().map(|a| a / n).collect()
+    umwelt::bench::corpus::Rng::new(seed).vector()
 }
 
 const DAY: i64 = 86_400_000;
