@@ -49,9 +49,35 @@ fn engine(c: &mut Criterion) {
     umwelt::optimisations::set_enabled(None);
 }
 
+/// The town suite, on a town built beforehand (`umwelt-cli --db F town --days 3360`, then
+/// `UMWELT_TOWN=F cargo bench`); skipped without one. The writes add to that file.
+fn town(c: &mut Criterion) {
+    let Some(file) = std::env::var_os("UMWELT_TOWN") else {
+        eprintln!("skipping the town: set UMWELT_TOWN to a file made by `umwelt-cli town`");
+        return;
+    };
+    let days = umwelt::bench::town::days_of(std::path::Path::new(&file)).expect("a town file");
+    for name in [
+        "holds",
+        "holds_draft3",
+        "holdings_about",
+        "who_holds",
+        "vector_holder",
+        "vector_narrator",
+        "hybrid_common_word",
+        "embedding_put",
+        "commit",
+        "commit_batch",
+        "witness",
+    ] {
+        scenario(c, name, days, true);
+    }
+    umwelt::optimisations::set_enabled(None);
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
-    targets = engine
+    targets = engine, town
 }
 criterion_main!(benches);

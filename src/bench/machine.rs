@@ -83,3 +83,11 @@ fn whisper_rs_version() -> String {
     // whisper-rs 0.16 builds whisper.cpp 1.8 from source.
     "1.8 (whisper-rs 0.16)".into()
 }
+
+/// This process's resident memory in MiB (Linux: `VmRSS` of `/proc/self/status`).
+pub fn resident_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}

@@ -15,6 +15,7 @@ pub mod machine;
 mod report;
 pub mod runs;
 mod scenarios;
+pub mod town;
 
 use std::sync::atomic::AtomicBool;
 

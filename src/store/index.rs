@@ -149,56 +149,94 @@ impl VecIndex {
 
     /// The `n` most similar vectors (by exact cosine of unit vectors), optionally in one session.
     pub fn nearest(&self, q: &[f32], session: Option<&str>, n: usize) -> Vec<Scored> {
-        let d = EMBED_DIM;
-        let rows: Vec<usize> = match session {
+        match session {
             Some(s) => match self.sessions.get(s) {
-                Some(&sid) => (0..self.len())
-                    .filter(|&i| self.session[i] == sid)
-                    .collect(),
-                None => return Vec::new(),
+                Some(&sid) => self.nearest_where(q, n, true, &|p| p == sid),
+                None => Vec::new(),
             },
-            None => Vec::new(),
-        };
-        let exact = |i: usize| Scored {
+            None => self.nearest_where(q, n, self.len() <= EXACT_BELOW, &|_| true),
+        }
+    }
+
+    /// The id of a partition (the label given to `upsert` as its session), if any row has it.
+    pub fn partition(&self, label: &str) -> Option<u32> {
+        self.sessions.get(label).copied()
+    }
+
+    /// The partition of a row.
+    pub fn partition_of(&self, id: i64) -> Option<u32> {
+        self.pos.get(&id).map(|&p| self.session[p])
+    }
+
+    /// Move a row to another partition.
+    pub fn set_partition(&mut self, id: i64, label: &str) {
+        if let Some(&p) = self.pos.get(&id) {
+            let next = self.sessions.len() as u32;
+            self.session[p] = *self.sessions.entry(label.to_string()).or_insert(next);
+        }
+    }
+
+    /// The exact cosine similarity of `q` to the vector of `id`, if it has one.
+    pub fn similarity(&self, q: &[f32], id: i64) -> Option<f32> {
+        let d = EMBED_DIM;
+        self.pos
+            .get(&id)
+            .map(|&i| dot_f32(q, &self.full[i * d..(i + 1) * d]))
+    }
+
+    /// The `n` most similar vectors among the rows whose partition `keep` accepts: every kept
+    /// row scored in f32 when `exact`, else an int8 first pass (on two threads for a large
+    /// index) and the best few hundred re-scored in f32.
+    pub fn nearest_where(
+        &self,
+        q: &[f32],
+        n: usize,
+        exact: bool,
+        keep: &(dyn Fn(u32) -> bool + Sync),
+    ) -> Vec<Scored> {
+        let d = EMBED_DIM;
+        let score = |i: usize| Scored {
             id: self.ids[i],
             similarity: dot_f32(q, &self.full[i * d..(i + 1) * d]),
             created_at: self.created[i],
         };
-        let mut out: Vec<Scored> = if session.is_some() {
-            rows.into_iter().map(exact).collect()
-        } else if self.len() <= EXACT_BELOW {
-            (0..self.len()).map(exact).collect()
+        let mut out: Vec<Scored> = if exact {
+            (0..self.len())
+                .filter(|&i| keep(self.session[i]))
+                .map(score)
+                .collect()
         } else {
             let mut qc = Vec::with_capacity(d);
             // The query's own scale is the same for every row, so it does not change the order.
             quantize(q, &mut qc);
-            #[cfg(target_arch = "x86_64")]
-            let avx2 = std::arch::is_x86_feature_detected!("avx2");
-            #[cfg(not(target_arch = "x86_64"))]
-            let avx2 = false;
-            let mut approx: Vec<(f32, u32)> = (0..self.len())
-                .map(|i| {
-                    let c = &self.codes[i * d..(i + 1) * d];
-                    // SAFETY: only called when the CPU reports AVX2.
-                    #[cfg(target_arch = "x86_64")]
-                    let dot = if avx2 {
-                        unsafe { dot_i8_avx2(&qc, c) }
-                    } else {
-                        dot_i8_portable(&qc, c)
-                    };
-                    #[cfg(not(target_arch = "x86_64"))]
-                    let dot = {
-                        let _ = avx2;
-                        dot_i8_portable(&qc, c)
-                    };
-                    (dot as f32 * self.scale[i], i as u32)
+            let first_pass = |rows: std::ops::Range<usize>| -> Vec<(f32, u32)> {
+                rows.filter(|&i| keep(self.session[i]))
+                    .map(|i| {
+                        let c = &self.codes[i * d..(i + 1) * d];
+                        (dot_i8(&qc, c) as f32 * self.scale[i], i as u32)
+                    })
+                    .collect()
+            };
+            let len = self.len();
+            let mut approx = if len >= PARALLEL_FROM && crate::optimisations::threads() > 1 {
+                let half = len / 2;
+                std::thread::scope(|s| {
+                    let other = s.spawn(|| first_pass(half..len));
+                    let mut a = first_pass(0..half);
+                    a.extend(other.join().expect("the scoring thread does not panic"));
+                    a
                 })
-                .collect();
+            } else {
+                first_pass(0..len)
+            };
             let pool = (n * POOL_FACTOR).max(MIN_POOL).min(approx.len());
+            if pool == 0 {
+                return Vec::new();
+            }
             approx.select_nth_unstable_by(pool - 1, |a, b| b.0.total_cmp(&a.0));
             approx[..pool]
                 .iter()
-                .map(|&(_, i)| exact(i as usize))
+                .map(|&(_, i)| score(i as usize))
                 .collect()
         };
         let n = n.min(out.len());
@@ -212,6 +250,21 @@ impl VecIndex {
         out.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id)));
         out
     }
+}
+
+/// From this many rows on, the int8 pass runs on two threads.
+const PARALLEL_FROM: usize = 65_536;
+
+/// The int8 dot product, with AVX2 where the CPU has it (checked at run time).
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: only called when the CPU reports AVX2.
+            return unsafe { dot_i8_avx2(a, b) };
+        }
+    }
+    dot_i8_portable(a, b)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! | `history.rs` | a session's history and turn log, through the journal |
 //! | `journal.rs` | the debounced writer of history and the turn log |
 //! | `reembed.rs` | re-embedding what an older model made, resumable |
+//! | `holdings/` | who holds what (the second seed): holders, claims about entities, tellings, witnessing, strengths, drafts, axes, claim search by holder or narrator |
 //! | `schema.rs` | the tables and their migrations (`PRAGMA user_version`) |
 //!
 //! # Ranking
@@ -35,6 +36,7 @@ mod browse;
 mod edit;
 mod forget;
 mod history;
+pub mod holdings;
 mod index;
 pub mod journal;
 mod memory;
@@ -71,6 +73,8 @@ pub struct Store {
     path: PathBuf,
     /// Per holder id: its vectors in memory, loaded on that holder's first recall.
     indexes: Mutex<HashMap<i64, VecIndex>>,
+    /// Every claim's vector, for who-holds-what search; loaded on the first such search.
+    claims: Mutex<Option<VecIndex>>,
     journal: Mutex<Option<Arc<Journal>>>,
     indexed: AtomicU64,
     scanned: AtomicU64,
@@ -141,6 +145,7 @@ impl Store {
             embedder,
             path,
             indexes: Mutex::new(HashMap::new()),
+            claims: Mutex::new(None),
             journal: Mutex::new(None),
             indexed: AtomicU64::new(0),
             scanned: AtomicU64::new(0),

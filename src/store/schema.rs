@@ -112,6 +112,67 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE VIRTUAL TABLE claim_fts_vocab USING fts5vocab(claim_fts, 'row');
     "#,
+    // 8: who holds what (the second seed). A holding gains a strength and, when it was told, its
+    //    teller; a claim is about entities, and was made in a draft until that draft reaches main.
+    //    `holding_about` is an index kept by triggers: the holdings about an entity, newest first,
+    //    read as one range instead of a join and a sort. A holding can stand at a position on a
+    //    named axis. A draft is an overlay on main or on another draft: its rows put or retract
+    //    holdings, and reads through it see main, then each ancestor, then its own.
+    r#"
+    ALTER TABLE holding ADD COLUMN strength REAL NOT NULL DEFAULT 1.0;
+    ALTER TABLE holding ADD COLUMN teller INTEGER REFERENCES holder(id);
+    ALTER TABLE claim ADD COLUMN draft_id INTEGER REFERENCES draft(id);
+    CREATE TABLE entity (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+    CREATE TABLE claim_about (
+        claim_id  INTEGER NOT NULL REFERENCES claim(id) ON DELETE CASCADE,
+        entity_id INTEGER NOT NULL REFERENCES entity(id),
+        PRIMARY KEY (claim_id, entity_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX claim_about_by_entity ON claim_about(entity_id, claim_id);
+    CREATE TABLE holding_about (
+        entity_id INTEGER NOT NULL,
+        since     INTEGER NOT NULL,
+        holder_id INTEGER NOT NULL,
+        claim_id  INTEGER NOT NULL,
+        PRIMARY KEY (entity_id, since, holder_id, claim_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX holding_about_by_claim ON holding_about(claim_id, holder_id);
+    CREATE TRIGGER holding_about_put AFTER INSERT ON holding BEGIN
+        INSERT INTO holding_about(entity_id, since, holder_id, claim_id)
+            SELECT entity_id, NEW.since, NEW.holder_id, NEW.claim_id FROM claim_about WHERE claim_id = NEW.claim_id;
+    END;
+    CREATE TRIGGER holding_about_drop AFTER DELETE ON holding BEGIN
+        DELETE FROM holding_about WHERE claim_id = OLD.claim_id AND holder_id = OLD.holder_id;
+        DELETE FROM holding_axis WHERE holder_id = OLD.holder_id AND claim_id = OLD.claim_id;
+    END;
+    CREATE TABLE holding_axis (
+        holder_id INTEGER NOT NULL,
+        claim_id  INTEGER NOT NULL,
+        axis      TEXT NOT NULL,
+        pos       INTEGER NOT NULL,
+        PRIMARY KEY (holder_id, claim_id, axis)
+    ) WITHOUT ROWID;
+    CREATE TABLE draft (
+        id         INTEGER PRIMARY KEY,
+        parent     INTEGER REFERENCES draft(id),
+        state      TEXT NOT NULL DEFAULT 'open',  -- open | merged | discarded
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE draft_holding (
+        draft_id   INTEGER NOT NULL REFERENCES draft(id),
+        holder_id  INTEGER NOT NULL REFERENCES holder(id),
+        claim_id   INTEGER NOT NULL REFERENCES claim(id) ON DELETE CASCADE,
+        retracted  INTEGER NOT NULL DEFAULT 0,
+        session    TEXT NOT NULL DEFAULT '',
+        since      INTEGER NOT NULL,
+        provenance TEXT NOT NULL DEFAULT 'authored',
+        teller     INTEGER,
+        strength   REAL NOT NULL DEFAULT 1.0,
+        axes       TEXT NOT NULL DEFAULT '{}',   -- JSON {"axis": position}
+        PRIMARY KEY (draft_id, holder_id, claim_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX draft_holding_by_claim ON draft_holding(claim_id);
+    "#,
 ];
 
 /// The version a file has once [`migrate`] has run.

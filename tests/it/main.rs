@@ -28,6 +28,7 @@
 //! | `cli` | `umwelt-cli` round trips, refusals and the fast bench |
 //! | `browse` | the memory browser's reads: pages (none twice or missed), filters and counts, sessions, forgetting one session, search within a filter |
 //! | `transcribe_file` | an audio file of every format to text with times; a long file in stretches; Cancel; cut short; not audio; the draft it becomes |
+//! | `holdings` | who holds what: tellings and chains, drafts to any depth, axes, pages and cursors, isolation on every path, bad input; property tests of drafts, merges and isolation; a small town |
 //! | `writers` | two processes on one file: writes wait their turn, recall sees the others' writes |
 
 #[path = "../common/mod.rs"]
@@ -43,6 +44,7 @@ mod disk_full;
 mod engine;
 mod exchange;
 mod fuzz;
+mod holdings;
 mod microphone;
 mod microphone_paced;
 mod recovery;

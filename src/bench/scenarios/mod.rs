@@ -12,6 +12,7 @@
 mod embed;
 mod speech;
 mod store;
+mod town;
 mod voice;
 
 use std::path::PathBuf;
@@ -26,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::optimisations;
 
 /// Every suite the harness knows; the first is the default.
-pub const SUITES: &[Suite] = &[ENGINE];
+pub const SUITES: &[Suite] = &[ENGINE, town::SUITE];
 
 /// The app's own scenarios: memory, embedding, speech and voice. `umwelt-cli bench`, the
 /// dashboard and criterion run this one.
@@ -119,7 +120,14 @@ impl Suite {
             format: REPORT_FORMAT.into(),
             started_at: now_ms(),
             machine: Machine::current(),
-            command: super::command_for(config),
+            command: match self.name {
+                "engine" => super::command_for(config),
+                name => super::command_for(config).replacen(
+                    "umwelt-cli bench",
+                    &format!("umwelt-cli bench --suite {name}"),
+                    1,
+                ),
+            },
             results: Vec::new(),
         };
         for (done, (info, size)) in steps.iter().enumerate() {
@@ -234,6 +242,8 @@ pub fn plan(config: &BenchConfig) -> Result<Vec<(&'static Scenario, usize)>> {
 struct Ctx<'a> {
     dir: tempfile::TempDir,
     corpora: Vec<Corpus>,
+    /// Towns built so far, by days.
+    towns: Vec<(usize, PathBuf)>,
     warmup: usize,
     iterations: Option<usize>,
     cancel: &'a AtomicBool,
@@ -247,6 +257,7 @@ impl<'a> Ctx<'a> {
                 .tempdir()
                 .map_err(Error::io("creating a folder for the bench corpus"))?,
             corpora: Vec::new(),
+            towns: Vec::new(),
             warmup,
             iterations,
             cancel,
@@ -265,6 +276,21 @@ impl<'a> Ctx<'a> {
         )?;
         self.corpora.push(c);
         Ok(self.corpora.last().unwrap())
+    }
+    /// The town of `days` days (seed 42), built on first use in the run's folder. With
+    /// `UMWELT_TOWN` set to a town file (`umwelt-cli town`), that file is used instead: criterion
+    /// prepares each scenario on its own and would otherwise build the town each time.
+    fn town(&mut self, days: usize) -> Result<PathBuf> {
+        if let Some(p) = std::env::var_os("UMWELT_TOWN") {
+            return Ok(PathBuf::from(p));
+        }
+        if let Some((_, p)) = self.towns.iter().find(|(d, _)| *d == days) {
+            return Ok(p.clone());
+        }
+        let p = self.dir.path().join(format!("town-{days}.sqlite"));
+        crate::bench::town::build_town(&p, days, 42, &mut |_| {}, self.cancel)?;
+        self.towns.push((days, p.clone()));
+        Ok(p)
     }
     /// A path for a new store file in the temporary folder.
     fn fresh(&self, name: &str) -> PathBuf {

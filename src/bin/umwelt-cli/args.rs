@@ -58,6 +58,35 @@ pub enum Command {
     /// Fill a new memory file with N generated notes (seeded; everyday words, random vectors,
     /// two years, sessions, every source), to see and measure the app at scale.
     Notebook(NotebookArgs),
+    /// Holders: `holder add NAME` adds one (or finds it) and prints its id.
+    Holder {
+        #[command(subcommand)]
+        command: HolderCommand,
+    },
+    /// Claims: `claim add --holder H TEXT` writes one (embedded) and prints its id.
+    Claim {
+        #[command(subcommand)]
+        command: ClaimCommand,
+    },
+    /// A holder tells another a claim it holds; the listener holds it as told, with the teller.
+    Tell(TellArgs),
+    /// Holders come to hold a claim by witnessing it.
+    Witness(WitnessArgs),
+    /// Set how strongly a holder holds a claim (0 to 1); the text never changes.
+    Adjust(AdjustArgs),
+    /// Whether a holder holds a claim: prints true or false (exit 0 either way).
+    Holds(HoldsArgs),
+    /// Who holds a claim: holder, how, from whom, since, strength.
+    WhoHolds(WhoHoldsArgs),
+    /// A page of holdings of a holder or about an entity, newest first, with the next cursor.
+    Holdings(HoldingsArgs),
+    /// Drafts: open (on main or --parent), merge into the parent, or discard.
+    Draft {
+        #[command(subcommand)]
+        command: DraftCommand,
+    },
+    /// Build the generated town (40 holders, 100 claims and 50 tellings a day) into a new file.
+    Town(TownArgs),
     /// Model files: check them, or convert whisper to GGML (used by scripts/setup-models.sh).
     Models {
         #[command(subcommand)]
@@ -92,6 +121,15 @@ pub struct RecallArgs {
 pub struct SearchArgs {
     #[arg(long, default_value = DEFAULT_SCOPE)]
     pub scope: String,
+    /// Search the claims this holder holds (who-holds-what), instead of a scope's memories.
+    #[arg(long, conflicts_with_all = ["narrator", "session"])]
+    pub holder: Option<String>,
+    /// Search every fact and event, whoever holds it.
+    #[arg(long, conflicts_with = "session")]
+    pub narrator: bool,
+    /// Read through this draft (with --holder or --narrator).
+    #[arg(long)]
+    pub draft: Option<i64>,
     /// Only this session.
     #[arg(long)]
     pub session: Option<String>,
@@ -263,6 +301,12 @@ pub struct WerArgs {
 
 #[derive(Args)]
 pub struct BenchArgs {
+    /// The suite: `engine` (the app's, the default) or `town` (who holds what).
+    #[arg(long, default_value = "engine")]
+    pub suite: String,
+    /// The town's days, for the town suite (the same as --sizes N).
+    #[arg(long)]
+    pub days: Option<usize>,
     /// Only the scenarios that need no model.
     #[arg(long)]
     pub fast: bool,
@@ -284,6 +328,143 @@ pub struct BenchArgs {
     /// Compare with an earlier report (JSON) and print before and after side by side.
     #[arg(long)]
     pub compare: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum HolderCommand {
+    Add { name: String },
+}
+
+#[derive(Subcommand)]
+pub enum ClaimCommand {
+    Add(ClaimAddArgs),
+}
+
+/// `NAME=POS`: a position on a named axis.
+fn axis(s: &str) -> Result<(String, i64), String> {
+    let (name, pos) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not NAME=POSITION"))?;
+    let pos = pos
+        .trim()
+        .parse()
+        .map_err(|_| format!("the position in '{s}' is not a whole number"))?;
+    Ok((name.trim().to_string(), pos))
+}
+
+#[derive(Args)]
+pub struct ClaimAddArgs {
+    #[arg(long)]
+    pub holder: String,
+    /// An entity the claim is about (repeatable).
+    #[arg(long)]
+    pub about: Vec<String>,
+    #[arg(long, default_value = "fact", value_parser = ["fact", "event", "opinion"])]
+    pub kind: String,
+    #[arg(long)]
+    pub draft: Option<i64>,
+    /// A position on a named axis, NAME=POS (repeatable).
+    #[arg(long, value_parser = axis)]
+    pub axis: Vec<(String, i64)>,
+    pub text: String,
+}
+
+#[derive(Args)]
+pub struct TellArgs {
+    #[arg(long)]
+    pub from: String,
+    #[arg(long)]
+    pub to: String,
+    #[arg(long)]
+    pub draft: Option<i64>,
+    pub claim: i64,
+}
+
+#[derive(Args)]
+pub struct WitnessArgs {
+    #[arg(long)]
+    pub claim: i64,
+    /// Holders, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub holders: Vec<String>,
+    #[arg(long)]
+    pub draft: Option<i64>,
+}
+
+#[derive(Args)]
+pub struct AdjustArgs {
+    #[arg(long)]
+    pub holder: String,
+    #[arg(long)]
+    pub claim: i64,
+    #[arg(long)]
+    pub strength: f64,
+    #[arg(long)]
+    pub draft: Option<i64>,
+}
+
+#[derive(Args)]
+pub struct HoldsArgs {
+    #[arg(long)]
+    pub draft: Option<i64>,
+    /// Read as of a position on an axis, NAME=POS.
+    #[arg(long, value_parser = axis)]
+    pub axis: Option<(String, i64)>,
+    pub holder: String,
+    pub claim: i64,
+}
+
+#[derive(Args)]
+pub struct WhoHoldsArgs {
+    #[arg(long)]
+    pub draft: Option<i64>,
+    #[arg(long, value_parser = axis)]
+    pub axis: Option<(String, i64)>,
+    #[arg(long)]
+    pub json: bool,
+    pub claim: i64,
+}
+
+#[derive(Args)]
+pub struct HoldingsArgs {
+    #[arg(long, conflicts_with = "about", required_unless_present = "about")]
+    pub holder: Option<String>,
+    /// An entity: every holding of a claim about it.
+    #[arg(long)]
+    pub about: Option<String>,
+    #[arg(long)]
+    pub draft: Option<i64>,
+    #[arg(long, value_parser = axis)]
+    pub axis: Option<(String, i64)>,
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// The `next` of the page before.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum DraftCommand {
+    /// Open a draft (prints its id).
+    Open {
+        #[arg(long)]
+        parent: Option<i64>,
+    },
+    /// Merge a draft into its parent (a draft, or main).
+    Merge { draft: i64 },
+    /// Discard a draft and what was written in it.
+    Discard { draft: i64 },
+}
+
+#[derive(Args)]
+pub struct TownArgs {
+    /// Days (1 to 3 360; the full town is 3 360).
+    #[arg(long)]
+    pub days: usize,
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
 }
 
 #[derive(Subcommand)]

@@ -16,15 +16,26 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         )?)?),
         None => None,
     };
+    let suite = bench::suite(&a.suite).ok_or_else(|| {
+        let names: Vec<&str> = bench::SUITES.iter().map(|s| s.name).collect();
+        Error::InvalidInput(format!(
+            "there is no suite '{}'; the suites are {}",
+            a.suite,
+            names.join(", ")
+        ))
+    })?;
     let config = bench::BenchConfig {
         scenarios: a.scenario,
-        sizes: a.sizes,
+        sizes: match a.days {
+            Some(d) => vec![d],
+            None => a.sizes,
+        },
         fast: a.fast,
         iterations: a.iterations,
         warmup: None,
     };
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let report = bench::run(
+    let report = suite.run(
         &config,
         &mut |p| {
             if !p.scenario.is_empty() {

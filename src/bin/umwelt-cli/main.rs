@@ -1,11 +1,12 @@
 //! `umwelt-cli`: the engine from a terminal, on any memory file (`--db`), without a window.
 //!
 //! `args.rs` declares the commands and their flags; each command is one function in the file of
-//! its area (`memory.rs`, `speech.rs`, `voice.rs`, `bench.rs`, `models.rs`).
+//! its area (`memory.rs`, `holdings.rs` (who holds what), `speech.rs`, `voice.rs`, `bench.rs`, `models.rs`).
 
 mod args;
 mod bench;
 mod exchange;
+mod holdings;
 mod memory;
 mod models;
 mod speech;
@@ -13,7 +14,7 @@ mod voice;
 
 use std::process::ExitCode;
 
-use args::{Cli, Command, ModelsCommand};
+use args::{ClaimCommand, Cli, Command, DraftCommand, HolderCommand, ModelsCommand};
 use clap::Parser;
 
 fn main() -> ExitCode {
@@ -39,6 +40,7 @@ fn run(cli: Cli) -> umwelt::Result<()> {
     match cli.command {
         Command::Remember(a) => memory::remember(db, a),
         Command::Recall(a) => memory::recall(db, a),
+        Command::Search(a) if a.holder.is_some() || a.narrator => holdings::search(db, a),
         Command::Search(a) => memory::search(db, a),
         Command::Edit(a) => memory::edit(db, a),
         Command::Import(a) => exchange::import(db, a),
@@ -53,6 +55,24 @@ fn run(cli: Cli) -> umwelt::Result<()> {
         Command::Voices(a) => voice::voices(a),
         Command::Bench(a) => bench::bench(a),
         Command::Notebook(a) => bench::notebook(db, a),
+        Command::Holder {
+            command: HolderCommand::Add { name },
+        } => holdings::holder_add(db, &name),
+        Command::Claim {
+            command: ClaimCommand::Add(a),
+        } => holdings::claim_add(db, a),
+        Command::Tell(a) => holdings::tell(db, a),
+        Command::Witness(a) => holdings::witness(db, a),
+        Command::Adjust(a) => holdings::adjust(db, a),
+        Command::Holds(a) => holdings::holds(db, a),
+        Command::WhoHolds(a) => holdings::who_holds(db, a),
+        Command::Holdings(a) => holdings::holdings(db, a),
+        Command::Draft { command } => match command {
+            DraftCommand::Open { parent } => holdings::draft_open(db, parent),
+            DraftCommand::Merge { draft } => holdings::draft_merge(db, draft),
+            DraftCommand::Discard { draft } => holdings::draft_discard(db, draft),
+        },
+        Command::Town(a) => holdings::town(db, a),
         Command::Models { command } => match command {
             ModelsCommand::Check => models::check(),
             ModelsCommand::ConvertWhisper(a) => models::convert_whisper(a),
