@@ -6,7 +6,7 @@
 use tauri::Runtime;
 use tauri_specta::{collect_commands, ErrorHandlingMode};
 
-use crate::commands::{dashboard, dictation, exchange, memories, settings, voice};
+use crate::commands::{dashboard, dictation, exchange, holders, memories, settings, voice};
 
 /// The commands and events, for any runtime (the mock one in tests).
 pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
@@ -27,6 +27,14 @@ pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
             memories::session_log,
             memories::forget_session,
             memories::forget_everything,
+            holders::demo_town_ready,
+            holders::load_demo_town,
+            holders::list_holders,
+            holders::list_entities,
+            holders::holder_holdings,
+            holders::entity_holdings,
+            holders::who_holds,
+            holders::search_claims,
             exchange::import_notes,
             exchange::export_memories,
             exchange::default_export_path,

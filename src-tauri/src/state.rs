@@ -19,6 +19,7 @@ use crate::managers::jobs::Jobs;
 use crate::managers::microphone::{Microphone, MicrophoneOwner, SystemMicrophones};
 use crate::managers::models::SpeechModels;
 use crate::managers::speaker::SpeakerOwner;
+use crate::managers::town::DemoTown;
 use crate::shortcut::Shortcut;
 
 pub struct AppState {
@@ -50,6 +51,8 @@ pub struct AppState {
     pub forgetting: Arc<Forgetting>,
     /// The one long job on the user's files, and its Cancel.
     pub jobs: Jobs,
+    /// The demo town's file and its one connection.
+    pub town: Arc<DemoTown>,
 }
 
 impl AppState {
@@ -96,6 +99,7 @@ impl AppState {
         Ok(AppState {
             forgetting: Forgetting::new(store.clone()),
             jobs: Jobs::default(),
+            town: Arc::new(DemoTown::new(&data_dir, store.embedder().clone())),
             store,
             scope: umwelt::store::DEFAULT_SCOPE.to_string(),
             dictation,

@@ -221,7 +221,8 @@ fn fingerprint(state: &AppState, cmd: &str) -> String {
 /// voice on the speaker), `run_bench` (a benchmark), `start_dictation` and
 /// `start_microphone_check` (the microphone), `open_log_folder` (the file manager) and `save_run`
 /// (a file in the user's Downloads folder), `export_memories` (files wherever it is told),
-/// `import_notes` and `transcribe_file` (the user's files, with a progress channel) and
+/// `import_notes` and `transcribe_file` (the user's files, with a progress channel),
+/// `load_demo_town` (builds a town file, with a progress channel) and
 /// `forget_everything` (no arguments to fuzz). Their arguments go through the same deserializer.
 fn fuzzed_commands() -> Vec<(&'static str, Value)> {
     vec![
@@ -278,6 +279,22 @@ fn fuzzed_commands() -> Vec<(&'static str, Value)> {
         ),
         ("take_startup_note", json!({})),
         ("log_folder", json!({})),
+        ("demo_town_ready", json!({})),
+        ("list_holders", json!({ "world": "notebook" })),
+        ("list_entities", json!({ "world": "notebook" })),
+        (
+            "holder_holdings",
+            json!({ "world": "notebook", "holder": 1, "cursor": null }),
+        ),
+        (
+            "entity_holdings",
+            json!({ "world": "notebook", "entity": "milk", "cursor": null }),
+        ),
+        ("who_holds", json!({ "world": "notebook", "claim": 1 })),
+        (
+            "search_claims",
+            json!({ "world": "notebook", "holder": null, "query": "milk", "k": 5 }),
+        ),
     ]
 }
 

@@ -138,6 +138,10 @@ impl Store {
         // Every commit is on the disk before it returns (the log is synced): a saved dictation
         // deletes its draft once its memory is committed. Measured in docs/PERFORMANCE.md.
         conn.pragma_update(None, "synchronous", "FULL")?;
+        // 64 MiB of pages kept by SQLite itself (the default is 2 MiB): a write to a large file
+        // touches a few pages of each index, and reading each again from the OS costs a system
+        // call (docs/PERFORMANCE.md, "Who holds what": transmit_batch 236 -> … ms).
+        conn.pragma_update(None, "cache_size", -65_536)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         schema::migrate(&mut conn)?;
         Ok(Store {

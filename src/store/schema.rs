@@ -136,14 +136,20 @@ const MIGRATIONS: &[&str] = &[
         claim_id  INTEGER NOT NULL,
         PRIMARY KEY (entity_id, since, holder_id, claim_id)
     ) WITHOUT ROWID;
-    CREATE INDEX holding_about_by_claim ON holding_about(claim_id, holder_id);
     CREATE TRIGGER holding_about_put AFTER INSERT ON holding BEGIN
         INSERT INTO holding_about(entity_id, since, holder_id, claim_id)
             SELECT entity_id, NEW.since, NEW.holder_id, NEW.claim_id FROM claim_about WHERE claim_id = NEW.claim_id;
     END;
     CREATE TRIGGER holding_about_drop AFTER DELETE ON holding BEGIN
-        DELETE FROM holding_about WHERE claim_id = OLD.claim_id AND holder_id = OLD.holder_id;
+        DELETE FROM holding_about WHERE since = OLD.since AND holder_id = OLD.holder_id AND claim_id = OLD.claim_id
+            AND entity_id IN (SELECT entity_id FROM claim_about WHERE claim_id = OLD.claim_id);
         DELETE FROM holding_axis WHERE holder_id = OLD.holder_id AND claim_id = OLD.claim_id;
+    END;
+    -- A claim deleted may lose its entities before its holdings (cascades run in no set order):
+    -- their rows go with the entity, found in its range (no index by claim: a third fewer pages
+    -- written per holding, and only deleting a claim pays).
+    CREATE TRIGGER holding_about_unabout AFTER DELETE ON claim_about BEGIN
+        DELETE FROM holding_about WHERE entity_id = OLD.entity_id AND claim_id = OLD.claim_id;
     END;
     CREATE TABLE holding_axis (
         holder_id INTEGER NOT NULL,

@@ -828,3 +828,42 @@ fn the_command_line_contract() {
     let (success, _, _) = cli(&town, &["town", "--days", "2"]);
     assert!(!success, "a town is never built over an existing file");
 }
+
+#[test]
+fn deleting_a_claim_leaves_nothing_about_it() {
+    let _p = common::shared();
+    let (_d, s) = store();
+    let ada = s.add_holder("Ada").unwrap();
+    let bram = s.add_holder("Bram").unwrap();
+    let c = s
+        .commit(
+            &View::main(),
+            claim(ada, "About the mill.", &["mill", "Ada"]),
+        )
+        .unwrap();
+    let keep = s
+        .commit(&View::main(), claim(ada, "Also the mill.", &["mill"]))
+        .unwrap();
+    s.transmit_batch(&View::main(), &[tell(c, ada, bram)])
+        .unwrap();
+    s.delete(c).unwrap();
+    let page = s
+        .holdings(&Listing::About("mill".into()), &View::main(), 50, None)
+        .unwrap();
+    assert_eq!(
+        page.holdings.iter().map(|h| h.claim).collect::<Vec<_>>(),
+        vec![keep]
+    );
+    assert!(s
+        .holdings(&Listing::About("Ada".into()), &View::main(), 50, None)
+        .unwrap()
+        .holdings
+        .is_empty());
+    assert_eq!(
+        s.holdings(&Listing::Holder(bram), &View::main(), 50, None)
+            .unwrap()
+            .holdings
+            .len(),
+        0
+    );
+}

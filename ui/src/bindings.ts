@@ -44,6 +44,31 @@ export const commands = {
 	forgetSession: (session: string) => __TAURI_INVOKE<number>("forget_session", { session }),
 	/**  Forget everything: every memory, session, history and turn log of the notebook. */
 	forgetEverything: () => __TAURI_INVOKE<number>("forget_everything"),
+	/**  Whether the demo town has been built. */
+	demoTownReady: () => __TAURI_INVOKE<boolean>("demo_town_ready"),
+	/**
+	 *  Build the demo town (in its own file, replacing an earlier one), with progress by day.
+	 *  Cancel (`cancel_job`) stops it and keeps the earlier town.
+	 */
+	loadDemoTown: (onProgress: Channel<TownProgress>) => __TAURI_INVOKE<null>("load_demo_town", { onProgress }),
+	/**  The holders of a world, by name, with how many holdings each has. */
+	listHolders: (world: World) => __TAURI_INVOKE<HolderSummary[]>("list_holders", { world }),
+	/**  The entities the claims of a world are about, by name. */
+	listEntities: (world: World) => __TAURI_INVOKE<string[]>("list_entities", { world }),
+	/**
+	 *  A page of what one holder holds, newest first, with provenance; `cursor` is the `next` of the
+	 *  page before.
+	 */
+	holderHoldings: (world: World, holder: number, cursor: string | null) => __TAURI_INVOKE<HoldingsPage>("holder_holdings", { world, holder, cursor }),
+	/**  A page of who holds what about one entity, newest first. */
+	entityHoldings: (world: World, entity: string, cursor: string | null) => __TAURI_INVOKE<HoldingsPage>("entity_holdings", { world, entity, cursor }),
+	/**  Everyone who holds a claim, earliest first, with how and from whom. */
+	whoHolds: (world: World, claim: number) => __TAURI_INVOKE<HeldBy[]>("who_holds", { world, claim }),
+	/**
+	 *  Search what one holder holds (or, with no holder, every fact and event: the narrator) by
+	 *  words and meaning; each hit says why it ranked where it did.
+	 */
+	searchClaims: (world: World, holder: number | null, query: string, k: number) => __TAURI_INVOKE<ClaimHit[]>("search_claims", { world, holder, query, k }),
 	/**
 	 *  Import `paths` (`.md`/`.txt` files, folders of them, Umwelt JSON exports): all of them or,
 	 *  if anything fails or the user cancels, none.
@@ -176,6 +201,26 @@ export type BenchConfig = {
 	iterations: number | null,
 	/**  Warm-up iterations, discarded: 0 to 10 000 (default 3). */
 	warmup: number | null,
+};
+
+/**  One claim found by a search. */
+export type ClaimHit = {
+	claim: number,
+	text: string,
+	kind: Kind,
+	/**  The fused score: the sum of 1 / (RRF_K + rank) over the lists it is in. */
+	score: number,
+	why: ClaimWhy,
+};
+
+/**  Why a hit ranked where it did. */
+export type ClaimWhy = {
+	/**  Its rank among the word matches (1 = best), if its words matched. */
+	keyword_rank: number | null,
+	bm25: number | null,
+	/**  Its rank by meaning (1 = nearest), if it was among the nearest. */
+	meaning_rank: number | null,
+	similarity: number | null,
 };
 
 export type CommandError = {
@@ -330,6 +375,15 @@ export type Heard = {
 	segments: number,
 };
 
+/**  One holder of a claim, as `who_holds` returns it. */
+export type HeldBy = {
+	holder: string,
+	how: How,
+	from: string | null,
+	since: number,
+	strength: number,
+};
+
 /**  A recalled memory and why it ranked where it did. */
 export type Hit = {
 	memory: Memory,
@@ -340,6 +394,38 @@ export type Hit = {
 	/**  `similarity + recency`: what the hits are ordered by. */
 	score: number,
 };
+
+/**  A holder, and how many holdings it has on main. */
+export type HolderSummary = {
+	id: number,
+	name: string,
+	holdings: number,
+};
+
+/**  One holding as a read returns it. */
+export type Holding = {
+	holder: string,
+	holder_id: number,
+	claim: number,
+	text: string,
+	kind: Kind,
+	about: string[],
+	how: How,
+	/**  Who told it (a telling's teller), by name. */
+	from: string | null,
+	/**  When it came to be held (unix ms). */
+	since: number,
+	strength: number,
+};
+
+/**  One page, newest first, and the cursor of the next (if the page was full). */
+export type HoldingsPage = {
+	holdings: Holding[],
+	next: string | null,
+};
+
+/**  How a holder came to hold a claim. */
+export type How = "authored" | "told" | "witnessed";
 
 /**  How far an import has got: notes embedded of all the notes read. */
 export type ImportProgress = {
@@ -359,6 +445,9 @@ export type InputDevice = {
 	name: string,
 	is_default: boolean,
 };
+
+/**  What sort of knowledge a claim is. The narrator sees facts and events, not opinions. */
+export type Kind = "fact" | "event" | "opinion";
 
 /**  The machine and build a run happened on. */
 export type Machine = {
@@ -631,6 +720,12 @@ export type TimingSeries = {
 	samples: ([number, number])[],
 };
 
+/**  Building the demo town: days done of all. */
+export type TownProgress = {
+	done: number,
+	total: number,
+};
+
 /**  One assistant turn, as the turn log keeps it. */
 export type Turn = {
 	user_text: string,
@@ -676,6 +771,13 @@ export type Why = {
 	/**  The recency term (worth at most 0.1, halving every 30 days). */
 	recency: number,
 };
+
+/**  Which file the Holders view reads. */
+export type World = 
+/**  The user's own memory file. */
+"notebook" | 
+/**  The generated demo town, in a file of its own. */
+"demo_town";
 
 /* Tauri Specta runtime */
 type EventEmit<T> = [T] extends [null] ? () => Promise<void> : (payload: T) => Promise<void>;

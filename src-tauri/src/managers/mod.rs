@@ -8,6 +8,7 @@
 //! | `models.rs` | the speech models: loading at start-up (with re-embedding and recovery), idle unload |
 //! | `bench.rs` | the dashboard's benchmark: one run at a time, cancel, keep the run |
 //! | `forgetting.rs` | deletions waiting out their Undo time; carried out at the latest on exit |
+//! | `town.rs` | the demo town: its own file (never the user's memories), built with progress, its one connection |
 //! | `jobs.rs` | the one long job on the user's files (transcribing a file, importing notes) and its Cancel |
 
 pub mod bench;
@@ -16,3 +17,4 @@ pub mod jobs;
 pub mod microphone;
 pub mod models;
 pub mod speaker;
+pub mod town;

@@ -72,13 +72,14 @@ pub(super) const SCENARIOS: &[Scenario] = &[
         .corpus_sized(),
     Scenario::new(
         "vector_holder",
-        "exact 20 nearest among one holder's claims",
+        "20 nearest among one holder's claims (on: int8 + f32 re-scoring; off: exact)",
         vector_holder,
     )
     .targets(&[(0, 1.0)])
     .sizes(FULL)
     .iterations(200)
-    .corpus_sized(),
+    .corpus_sized()
+    .both_ways(),
     Scenario::new(
         "vector_narrator",
         "20 nearest among every fact and event (on: int8 + f32 re-scoring; off: exact)",
@@ -286,7 +287,7 @@ fn vector_holder(ctx: &mut Ctx, days: usize) -> Result<Prepared> {
         let h = any_holder(&mut r);
         let q = r.vector();
         let (ms, hits) =
-            time(|| store.nearest_claims(Reader::Holder(h), &View::main(), &q, 20, true))?;
+            time(|| store.nearest_claims(Reader::Holder(h), &View::main(), &q, 20, false))?;
         Ok(Sample {
             ms,
             ids: Some(hits.iter().map(|h| h.0).collect()),

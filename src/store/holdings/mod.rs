@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 pub use draft::DraftState;
-pub use read::{HoldingsPage, Listing, PAGE};
+pub use read::{HeldBy, HoldingsPage, Listing, PAGE};
 pub use vectors::{ClaimHit, ClaimWhy, Reader};
 pub use view::{AxisPos, View};
 
@@ -45,6 +45,7 @@ pub const MAX_BATCH: usize = 100_000;
 /// What sort of knowledge a claim is. The narrator sees facts and events, not opinions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub enum Kind {
     #[default]
     Fact,
@@ -76,6 +77,7 @@ impl Kind {
 /// How a holder came to hold a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub enum How {
     Authored,
     Told,
@@ -102,6 +104,7 @@ impl How {
 
 /// One holding as a read returns it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Holding {
     pub holder: String,
     pub holder_id: HolderId,
@@ -144,9 +147,19 @@ pub struct Telling {
 /// What a batch of tellings or witnessings did: holdings made, and those left alone because the
 /// holder already held the claim (kept as they were: nothing is silently overwritten).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Written {
     pub made: usize,
     pub already_held: usize,
+}
+
+/// A holder, and how many holdings it has on main.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
+pub struct HolderSummary {
+    pub id: HolderId,
+    pub name: String,
+    pub holdings: u32,
 }
 
 /// A batch's size, checked before anything is written.
@@ -204,6 +217,24 @@ impl super::Store {
     pub fn holder(&self, name: &str) -> Result<HolderId> {
         self.holder_id(name)?
             .ok_or_else(|| Error::NotFound(format!("the holder '{name}'")))
+    }
+
+    /// Every holder with its number of holdings, by name.
+    pub fn holder_summaries(&self) -> Result<Vec<HolderSummary>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT h.id, h.name, (SELECT count(*) FROM holding WHERE holder_id = h.id) FROM holder h ORDER BY h.name",
+        )?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(HolderSummary {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    holdings: r.get(2)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
     }
 
     /// Every holder, by name.

@@ -28,6 +28,7 @@ pub enum Listing {
 
 /// One page, newest first, and the cursor of the next (if the page was full).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct HoldingsPage {
     pub holdings: Vec<Holding>,
     pub next: Option<String>,
@@ -35,6 +36,7 @@ pub struct HoldingsPage {
 
 /// One holder of a claim, as `who_holds` returns it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct HeldBy {
     pub holder: String,
     pub how: How,
