@@ -54,6 +54,9 @@ pub fn scenarios() -> Vec<ScenarioView> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct BenchConfig {
+    /// The suite (`engine`, the default, or `town`).
+    #[serde(default)]
+    pub suite: Option<String>,
     /// Scenario names; empty means all (or all that need no model, with `fast`).
     pub scenarios: Vec<String>,
     /// Corpus sizes for the size-dependent scenarios, 1 to 2 000 000 ([`MAX_SIZE`]); empty means
@@ -180,6 +183,9 @@ pub fn summarise(
 /// The command line that reproduces `config`.
 pub fn command_for(config: &BenchConfig) -> String {
     let mut c = String::from("umwelt-cli bench");
+    if let Some(suite) = &config.suite {
+        c.push_str(&format!(" --suite {suite}"));
+    }
     if config.fast {
         c.push_str(" --fast");
     }
@@ -203,15 +209,26 @@ pub fn command_for(config: &BenchConfig) -> String {
     c
 }
 
-/// Run the scenarios of the default suite that `config` names. `progress` is called before each
-/// step; `cancel` is checked between iterations (warm-up ones too), and a cancelled run returns
-/// what it measured so far (a step cancelled before its first sample gives no row). Another suite runs through [`Suite::run`].
+/// Run the scenarios that `config` names, of its suite (the default suite when it names none).
+/// `progress` is called before each step; `cancel` is checked between iterations (warm-up ones
+/// too), and a cancelled run returns what it measured so far (a step cancelled before its first
+/// sample gives no row).
 pub fn run(
     config: &BenchConfig,
     progress: &mut dyn FnMut(&Progress),
     cancel: &AtomicBool,
 ) -> crate::Result<Report> {
-    default_suite().run(config, progress, cancel)
+    let suite = match &config.suite {
+        None => default_suite(),
+        Some(name) => scenarios::suite(name).ok_or_else(|| {
+            let names: Vec<&str> = SUITES.iter().map(|s| s.name).collect();
+            crate::Error::InvalidInput(format!(
+                "there is no suite '{name}'; the suites are {}",
+                names.join(", ")
+            ))
+        })?,
+    };
+    suite.run(config, progress, cancel)
 }
 
 /// Read a report from JSON, with a clear message for anything that is not one.

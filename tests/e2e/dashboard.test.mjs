@@ -120,3 +120,35 @@ test("run the fast suite, read the bars, import, compare, cancel", { timeout: 60
     await app.close();
   }
 });
+
+test("the town suite from the dashboard: the second seed's four headline figures at a glance", { timeout: 300_000 }, async () => {
+  const app = await launch(application, env);
+  const { browser } = app;
+  try {
+    await (await browser.$("#tab-performance")).click();
+    await choose(browser, "#bench-suite", 2);
+    await browser.waitUntil(async () => (await (await browser.$("#bench-sizes")).getValue()) === "3360", {
+      timeout: 5_000,
+      timeoutMsg: "picking the town did not offer the full town's days",
+    });
+    await (await browser.$("#bench-sizes")).setValue("3");
+    await click(browser, "#bench-run");
+    await browser.waitUntil(
+      async () => {
+        const said = await browser.execute(() => document.querySelector("#perf-error")?.textContent ?? "");
+        if (said) throw new Error(`the run failed: ${said}`);
+        return /a night of 2[\s\u202f,.]?000 tellings/.test(await browser.execute(() => document.querySelector(".glance")?.textContent ?? ""));
+      },
+      { timeout: 240_000, timeoutMsg: "the town's figures never showed at a glance" },
+    );
+    const glance = await browser.execute(() => document.querySelector(".glance")?.textContent ?? "");
+    for (const figure of [/holds: does one holder know this/, /a page of 50 holdings about one entity/, /the town's holdings in one file/, /MiB/]) {
+      assert.match(glance, figure);
+    }
+    const command = await (await browser.$("#bench-command")).getText();
+    assert.match(command, /umwelt-cli bench --suite town --sizes 3/);
+    await screenshot(browser, "dashboard-town.png");
+  } finally {
+    await app.close();
+  }
+});

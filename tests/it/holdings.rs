@@ -827,6 +827,37 @@ fn the_command_line_contract() {
     assert!(!page["holdings"].as_array().unwrap().is_empty());
     let (success, _, _) = cli(&town, &["town", "--days", "2"]);
     assert!(!success, "a town is never built over an existing file");
+    // The town suite runs end to end (warm-up included) and says how to repeat it.
+    let report = dir.path().join("town.json");
+    ok(
+        &db,
+        &[
+            "bench",
+            "--suite",
+            "town",
+            "--days",
+            "2",
+            "--iterations",
+            "2",
+            "--json",
+            report.to_str().unwrap(),
+        ],
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(r["command"].as_str().unwrap().contains("--suite town"));
+    let rows = r["results"].as_array().unwrap();
+    for s in [
+        "holds",
+        "holdings_about",
+        "transmit_batch",
+        "vector_narrator",
+        "town_file_mib",
+    ] {
+        assert!(rows.iter().any(|m| m["scenario"] == s), "{s} measured");
+    }
+    let (success, _, err) = cli(&db, &["bench", "--suite", "nowhere"]);
+    assert!(!success && err.contains("town"), "{err}");
 }
 
 #[test]

@@ -185,6 +185,8 @@ export const events = {
 /* Types */
 /**  What to run. */
 export type BenchConfig = {
+	/**  The suite (`engine`, the default, or `town`). */
+	suite?: string | null,
 	/**  Scenario names; empty means all (or all that need no model, with `fast`). */
 	scenarios: string[],
 	/**

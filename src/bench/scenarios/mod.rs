@@ -120,14 +120,10 @@ impl Suite {
             format: REPORT_FORMAT.into(),
             started_at: now_ms(),
             machine: Machine::current(),
-            command: match self.name {
-                "engine" => super::command_for(config),
-                name => super::command_for(config).replacen(
-                    "umwelt-cli bench",
-                    &format!("umwelt-cli bench --suite {name}"),
-                    1,
-                ),
-            },
+            command: super::command_for(&BenchConfig {
+                suite: (self.name != default_suite().name).then(|| self.name.to_string()),
+                ..config.clone()
+            }),
             results: Vec::new(),
         };
         for (done, (info, size)) in steps.iter().enumerate() {

@@ -283,7 +283,7 @@ fn vector_holder(ctx: &mut Ctx, days: usize) -> Result<Prepared> {
     let store = Store::open(ctx.town(days)?)?;
     store.preload_claims()?;
     prepared(ctx.warmup, move |i| {
-        let mut r = Rng::new(7_000 + i as u64);
+        let mut r = Rng::new((i as u64).wrapping_add(7_000));
         let h = any_holder(&mut r);
         let q = r.vector();
         let (ms, hits) =
@@ -299,7 +299,7 @@ fn vector_narrator(ctx: &mut Ctx, days: usize) -> Result<Prepared> {
     let store = Store::open(ctx.town(days)?)?;
     store.preload_claims()?;
     prepared(ctx.warmup, move |i| {
-        let mut r = Rng::new(9_000 + i as u64);
+        let mut r = Rng::new((i as u64).wrapping_add(9_000));
         let q = r.vector();
         let (ms, hits) =
             time(|| store.nearest_claims(Reader::Narrator, &View::main(), &q, 20, false))?;
@@ -314,7 +314,7 @@ fn hybrid(ctx: &mut Ctx, days: usize) -> Result<Prepared> {
     let store = Store::open(ctx.town(days)?)?;
     store.preload_claims()?;
     prepared(ctx.warmup, move |i| {
-        let mut r = Rng::new(11_000 + i as u64);
+        let mut r = Rng::new((i as u64).wrapping_add(11_000));
         let h = any_holder(&mut r);
         let q = r.vector();
         let (ms, hits) = time(|| {
