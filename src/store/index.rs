@@ -199,6 +199,45 @@ impl VecIndex {
         }
     }
 
+    /// The row of `id`, if it has a vector.
+    pub fn row_of(&self, id: i64) -> Option<usize> {
+        self.pos.get(&id).copied()
+    }
+
+    /// The int8 code and its scale of a row.
+    pub fn code(&self, row: usize) -> (&[i8], f32) {
+        (
+            &self.codes[row * EMBED_DIM..(row + 1) * EMBED_DIM],
+            self.scale[row],
+        )
+    }
+
+    /// A row scored exactly.
+    pub fn score_row(&self, q: &[f32], row: usize) -> Scored {
+        Scored {
+            id: self.ids[row],
+            similarity: dot_f32(q, &self.full[row * EMBED_DIM..(row + 1) * EMBED_DIM]),
+            created_at: self.created[row],
+        }
+    }
+
+    /// `q` as int8 (its scale does not change an order).
+    pub fn quantized(q: &[f32]) -> Vec<i8> {
+        let mut qc = Vec::with_capacity(EMBED_DIM);
+        quantize(q, &mut qc);
+        qc
+    }
+
+    /// The int8 dot product of two codes (AVX2 where the CPU has it).
+    pub fn dot_codes(a: &[i8], b: &[i8]) -> i32 {
+        dot_i8(a, b)
+    }
+
+    /// How many candidates the int8 pass keeps for `n` wanted.
+    pub fn pool_for(n: usize) -> usize {
+        (n * POOL_FACTOR).max(MIN_POOL)
+    }
+
     /// The `n` most similar among the rows of `ids` (ids without a vector are left out): every
     /// one scored in f32 when `exact` or few, else an int8 first pass and the best few hundred
     /// re-scored in f32 (a quarter of the memory read: the rows are scattered over the index).

@@ -75,6 +75,8 @@ pub struct Store {
     indexes: Mutex<HashMap<i64, VecIndex>>,
     /// Every claim's vector, for who-holds-what search; loaded on the first such search.
     claims: Mutex<Option<VecIndex>>,
+    /// Per holder, the codes of what it holds on main, side by side (see `holdings/vectors.rs`).
+    held_codes: Mutex<HashMap<i64, holdings::HeldCodes>>,
     journal: Mutex<Option<Arc<Journal>>>,
     indexed: AtomicU64,
     scanned: AtomicU64,
@@ -107,8 +109,13 @@ pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_s
 /// once, without asking the busy handler: two writers on one file then lose about one write in
 /// twelve. Every write transaction on the file begins here.
 pub(crate) fn write_tx(conn: &mut Connection) -> rusqlite::Result<Transaction<'_>> {
+    WRITES.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     conn.transaction_with_behavior(TransactionBehavior::Immediate)
 }
+
+/// How many write transactions this process has begun: what is cached from the file is kept
+/// only while this and the file's `PRAGMA data_version` (other connections' commits) stand.
+pub(crate) static WRITES: AtomicU64 = AtomicU64::new(0);
 
 /// A vector as the `claim_vector.embedding` column stores it: little-endian f32s.
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
@@ -150,6 +157,7 @@ impl Store {
             path,
             indexes: Mutex::new(HashMap::new()),
             claims: Mutex::new(None),
+            held_codes: Mutex::new(HashMap::new()),
             journal: Mutex::new(None),
             indexed: AtomicU64::new(0),
             scanned: AtomicU64::new(0),

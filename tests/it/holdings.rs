@@ -898,3 +898,48 @@ fn deleting_a_claim_leaves_nothing_about_it() {
         0
     );
 }
+
+/// A holder's codes are kept between searches: a telling, a retraction or another process's
+/// write is seen at the next search, never a stale set.
+#[test]
+fn a_holders_kept_codes_follow_every_write() {
+    let _p = common::shared();
+    let (d, s) = store();
+    let ada = s.add_holder("Ada").unwrap();
+    let bram = s.add_holder("Bram").unwrap();
+    let mut r = Rng::new(3);
+    let mut put = |s: &Store, who: HolderId, text: &str| {
+        let c = s.commit(&View::main(), claim(who, text, &[])).unwrap();
+        s.embedding_put(&[(c, r.vector().as_slice())], "random-unit")
+            .unwrap();
+        c
+    };
+    let mine: Vec<ClaimId> = (0..300).map(|i| put(&s, ada, &format!("a{i}"))).collect();
+    let theirs = put(&s, bram, "b");
+    let near = |s: &Store| -> BTreeSet<ClaimId> {
+        // Every claim Ada holds: k as large as her set.
+        let q = Rng::new(9).vector();
+        s.nearest_claims(Reader::Holder(ada), &View::main(), &q, 1_000, false)
+            .unwrap()
+            .into_iter()
+            .map(|x| x.0)
+            .collect()
+    };
+    s.preload_claims().unwrap();
+    assert_eq!(near(&s), mine.iter().copied().collect());
+    s.transmit_batch(&View::main(), &[tell(theirs, bram, ada)])
+        .unwrap();
+    assert!(near(&s).contains(&theirs), "told: seen at once");
+    s.retract_batch(&View::main(), &[(ada, mine[0])]).unwrap();
+    assert!(!near(&s).contains(&mine[0]), "retracted: gone at once");
+    // Another process's write.
+    let other = Store::open(d.path().join("who.sqlite")).unwrap();
+    other
+        .retract_batch(&View::main(), &[(ada, mine[1])])
+        .unwrap();
+    assert!(
+        !near(&s).contains(&mine[1]),
+        "another connection's retraction is seen"
+    );
+    assert_eq!(near(&s).len(), 299);
+}

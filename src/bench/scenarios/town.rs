@@ -144,7 +144,7 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     .corpus_sized(),
     Scenario::new(
         "narrator_rss_mib",
-        "resident memory serving the narrator search, in MiB (reported as ms)",
+        "resident memory serving the narrator and holder searches, in MiB (reported as ms)",
         narrator_rss,
     )
     .targets(&[(0, 1024.0)])
@@ -452,6 +452,8 @@ fn file_size(ctx: &mut Ctx, days: usize) -> Result<Prepared> {
 fn narrator_rss(ctx: &mut Ctx, days: usize) -> Result<Prepared> {
     let store = Store::open(ctx.town(days)?)?;
     prepared(0, move |_| {
+        // Everything the claim side keeps: the index and every holder's codes.
+        store.preload_claims()?;
         let q = Rng::new(3).vector();
         store.nearest_claims(Reader::Narrator, &View::main(), &q, 20, false)?;
         Ok(Sample {

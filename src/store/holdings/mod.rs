@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 
 pub use draft::DraftState;
 pub use read::{HeldBy, HoldingsPage, Listing, PAGE};
+pub(crate) use vectors::HeldCodes;
 pub use vectors::{ClaimHit, ClaimWhy, Reader};
 pub use view::{AxisPos, View};
 
@@ -252,6 +253,10 @@ impl super::Store {
         let conn = self.conn();
         conn.execute_batch("DELETE FROM claim_vector; PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")?;
         *self.claims.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.held_codes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         Ok(())
     }
 

@@ -20,7 +20,17 @@ use crate::embed::EMBED_DIM;
 use crate::error::{Error, Result};
 use crate::store::index::{IdBuild, VecIndex};
 use crate::store::recall::check_k;
-use crate::store::{f32_bytes, write_tx, Store, COMMON_DOCS, RRF_K};
+use crate::store::{f32_bytes, write_tx, Store, COMMON_DOCS, RRF_K, WRITES};
+use std::sync::atomic::Ordering;
+
+/// One holder's held claims' int8 codes side by side, with their rows in the claim index (for
+/// the f32 re-scoring), as of a (data_version, writes) pair.
+pub(crate) struct HeldCodes {
+    version: (i64, u64),
+    rows: Vec<u32>,
+    scale: Vec<f32>,
+    codes: Vec<i8>,
+}
 
 /// Who reads: one holder (what it holds), or the narrator (every fact and event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -201,10 +211,19 @@ impl Store {
         }
     }
 
-    /// Load the claim index now (the first search does it otherwise).
+    /// Load the claim index, and each holder's codes, now (the first search does otherwise).
     pub fn preload_claims(&self) -> Result<()> {
         let conn = self.conn();
-        self.with_claims(&conn, |_| Ok(()))
+        self.with_claims(&conn, |_| Ok(()))?;
+        let holders: Vec<HolderId> = conn
+            .prepare_cached("SELECT id FROM holder")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let q = vec![1.0 / (EMBED_DIM as f32).sqrt(); EMBED_DIM];
+        for h in holders {
+            self.nearest_held_on_main(&conn, h, &q, 1)?;
+        }
+        Ok(())
     }
 
     /// Run `f` on the claim index, loaded or brought up to date first (another connection
@@ -220,6 +239,11 @@ impl Store {
             let mut idx = load(conn)?;
             idx.synced = version;
             *claims = Some(idx);
+            // Their rows point into the index that was.
+            self.held_codes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
         }
         f(claims.as_ref().expect("loaded"))
     }
@@ -267,6 +291,9 @@ impl Store {
                 {
                     return Err(Error::NotFound(format!("holder {h}")));
                 }
+                if v.chain.is_empty() && v.axis.is_none() && !exact {
+                    return self.nearest_held_on_main(conn, h, q, k);
+                }
                 let ids = held(conn, v, h)?;
                 self.with_claims(conn, |idx| {
                     Ok(idx
@@ -303,6 +330,71 @@ impl Store {
                 })
             }
         }
+    }
+
+    /// One holder's nearest on main, from the codes of what it holds kept side by side: 12 600
+    /// scattered rows read from the claim index cost 2.7 ms, the same codes in a row 0.3 ms.
+    /// Kept while this process writes nothing and no other connection commits.
+    fn nearest_held_on_main(
+        &self,
+        conn: &Connection,
+        holder: HolderId,
+        q: &[f32],
+        k: usize,
+    ) -> Result<Vec<(ClaimId, f32)>> {
+        let version = (data_version(conn)?, WRITES.load(Ordering::Acquire));
+        self.with_claims(conn, |idx| {
+            let mut cache = self.held_codes.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.get(&holder).is_none_or(|c| c.version != version) {
+                let ids = held(
+                    conn,
+                    &Resolved {
+                        chain: Vec::new(),
+                        axis: None,
+                    },
+                    holder,
+                )?;
+                let mut c = HeldCodes {
+                    version,
+                    rows: Vec::with_capacity(ids.len()),
+                    scale: Vec::with_capacity(ids.len()),
+                    codes: Vec::with_capacity(ids.len() * EMBED_DIM),
+                };
+                for id in ids {
+                    if let Some(row) = idx.row_of(id) {
+                        let (code, scale) = idx.code(row);
+                        c.rows.push(row as u32);
+                        c.scale.push(scale);
+                        c.codes.extend_from_slice(code);
+                    }
+                }
+                cache.insert(holder, c);
+            }
+            let c = &cache[&holder];
+            let qc = VecIndex::quantized(q);
+            let mut approx: Vec<(f32, u32)> = c
+                .codes
+                .chunks_exact(EMBED_DIM)
+                .zip(&c.scale)
+                .zip(&c.rows)
+                .map(|((code, s), row)| (VecIndex::dot_codes(&qc, code) as f32 * s, *row))
+                .collect();
+            let pool = VecIndex::pool_for(k).min(approx.len());
+            if pool == 0 {
+                return Ok(Vec::new());
+            }
+            approx.select_nth_unstable_by(pool - 1, |a, b| b.0.total_cmp(&a.0));
+            let mut out: Vec<(ClaimId, f32)> = approx[..pool]
+                .iter()
+                .map(|&(_, row)| {
+                    let s = idx.score_row(q, row as usize);
+                    (s.id, s.similarity)
+                })
+                .collect();
+            out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            out.truncate(k);
+            Ok(out)
+        })
     }
 
     /// Hybrid search for a reader in a view: the words of `query` (FTS5 bm25, among what the
