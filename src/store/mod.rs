@@ -113,6 +113,40 @@ pub(crate) fn write_tx(conn: &mut Connection) -> rusqlite::Result<Transaction<'_
     conn.transaction_with_behavior(TransactionBehavior::Immediate)
 }
 
+/// Run `f` again while SQLite answers "busy" without having waited (a lock upgrade it refuses
+/// at once), for at most [`BUSY_TIMEOUT`]. `f` must be safe to repeat.
+fn retry_busy<T, E>(mut f: impl FnMut() -> std::result::Result<T, E>) -> std::result::Result<T, E>
+where
+    E: BusyError,
+{
+    let until = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match f() {
+            Err(e) if e.is_busy() && std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// An error that may be SQLite's "database is locked".
+trait BusyError {
+    fn is_busy(&self) -> bool;
+}
+
+impl BusyError for rusqlite::Error {
+    fn is_busy(&self) -> bool {
+        self.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+    }
+}
+
+impl BusyError for Error {
+    fn is_busy(&self) -> bool {
+        matches!(self, Error::Db(e) if e.is_busy())
+    }
+}
+
 /// How many write transactions this process has begun: what is cached from the file is kept
 /// only while this and the file's `PRAGMA data_version` (other connections' commits) stand.
 pub(crate) static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -141,7 +175,10 @@ impl Store {
         // First, before any statement: switching to WAL, the migrations and every later
         // statement then wait for another process's lock rather than fail at once.
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // A new file is still in rollback mode: two processes creating it at once can each hold
+        // a read lock while asking for the write lock, and SQLite answers one of them "busy" at
+        // once instead of waiting (it would otherwise deadlock). Ask again until the timeout.
+        retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
         // Every commit is on the disk before it returns (the log is synced): a saved dictation
         // deletes its draft once its memory is committed. Measured in docs/PERFORMANCE.md.
         conn.pragma_update(None, "synchronous", "FULL")?;
@@ -150,7 +187,7 @@ impl Store {
         // call (docs/PERFORMANCE.md, "Who holds what": transmit_batch 236 -> … ms).
         conn.pragma_update(None, "cache_size", -65_536)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        schema::migrate(&mut conn)?;
+        retry_busy(|| schema::migrate(&mut conn))?;
         Ok(Store {
             conn: Mutex::new(conn),
             embedder,
