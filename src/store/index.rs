@@ -260,7 +260,7 @@ impl VecIndex {
             similarity: dot_f32(q, &self.full[i * d..(i + 1) * d]),
             created_at: self.created[i],
         };
-        let mut out: Vec<Scored> = if exact || rows.len() <= MIN_POOL {
+        let out: Vec<Scored> = if exact || rows.len() <= MIN_POOL {
             rows.into_iter().map(score).collect()
         } else {
             let mut qc = Vec::with_capacity(d);
@@ -279,16 +279,7 @@ impl VecIndex {
                 .map(|&(_, i)| score(i as usize))
                 .collect()
         };
-        let n = n.min(out.len());
-        if n == 0 {
-            return Vec::new();
-        }
-        out.select_nth_unstable_by(n - 1, |a, b| {
-            b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id))
-        });
-        out.truncate(n);
-        out.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id)));
-        out
+        best(out, n)
     }
 
     /// The `n` most similar vectors among the rows whose partition `keep` accepts: every kept
@@ -307,7 +298,7 @@ impl VecIndex {
             similarity: dot_f32(q, &self.full[i * d..(i + 1) * d]),
             created_at: self.created[i],
         };
-        let mut out: Vec<Scored> = if exact {
+        let out: Vec<Scored> = if exact {
             (0..self.len())
                 .filter(|&i| keep(self.session[i]))
                 .map(score)
@@ -346,17 +337,22 @@ impl VecIndex {
                 .map(|&(_, i)| score(i as usize))
                 .collect()
         };
-        let n = n.min(out.len());
-        if n == 0 {
-            return Vec::new();
-        }
-        out.select_nth_unstable_by(n - 1, |a, b| {
-            b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id))
-        });
-        out.truncate(n);
-        out.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id)));
-        out
+        best(out, n)
     }
+}
+
+/// The `n` most similar of `out`, most similar first (ties: the lower id first).
+fn best(mut out: Vec<Scored>, n: usize) -> Vec<Scored> {
+    let n = n.min(out.len());
+    if n == 0 {
+        return Vec::new();
+    }
+    let order =
+        |a: &Scored, b: &Scored| b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id));
+    out.select_nth_unstable_by(n - 1, order);
+    out.truncate(n);
+    out.sort_by(order);
+    out
 }
 
 /// From this many rows on, the int8 pass runs on two threads.
