@@ -75,7 +75,11 @@ impl AppState {
         notes.extend(settings_note);
         let speech_models = SpeechModels::new(settings.speech_model);
         let settings = Arc::new(Mutex::new(settings));
-        let dictation = Arc::new(Dictation::new(data_dir.join("recordings")));
+        // An unsaved dictation is also a draft of the user's holder in the memory file.
+        let dictation = Arc::new(
+            Dictation::new(data_dir.join("recordings"))
+                .keeping_drafts_in(store.clone(), umwelt::store::DEFAULT_SCOPE),
+        );
         let (runs, kept) = open_or_set_aside(&data_dir.join("perf.sqlite"), Runs::open)?;
         if let Some(kept) = kept {
             notes.push(format!(

@@ -188,6 +188,7 @@ pub fn write_all_with(store: &Store, memories: &[ExportedMemory], work: &Work) -
                     audio_path: m.audio_path.as_deref(),
                     embed_model: None,
                     versions: &m.versions,
+                    unsaved: None,
                 },
                 v.as_slice(),
             )

@@ -16,8 +16,13 @@
 //! Whatever a crash or a kill left is put right at the next start ([`Dictation::recover`]): a
 //! spool becomes a draft, a WAV with neither draft nor memory becomes a draft, a draft already
 //! saved goes, a half-discarded draft is discarded, half-written temporaries go. Each step is a
-//! named [`crate::crashpoint`], and `tests/it/crash_sweep.rs` kills the process at each. (The holdings engine's drafts do not exist yet; a dictation draft is
-//! this file pair, and moves onto them when they do.)
+//! named [`crate::crashpoint`], and `tests/it/crash_sweep.rs` kills the process at each.
+//!
+//! In the app a draft is also a draft of the user's holder in the memory file
+//! ([`Dictation::keeping_drafts_in`], `store/holdings/unsaved.rs`): each time the draft file is
+//! written, its text is put in the draft named after the recording; saving merges it as the
+//! memory in the memory's own transaction, discarding discards it. The files stay the record:
+//! the memory file's copy is made again from them when it is missing or stale.
 //!
 //! Long recordings are read, resampled, written and transcribed a block at a time: memory does
 //! not grow with their length.
@@ -103,6 +108,14 @@ pub struct Dictation {
     /// Held while a draft is saved, discarded, or written back by a retry: a retry that ends
     /// after a save never brings the saved draft back.
     drafts: std::sync::Mutex<()>,
+    /// Where each draft is also kept as a draft of the user's holder, if anywhere.
+    notebook: Option<Notebook>,
+}
+
+/// The memory file and the holder whose unsaved dictations the drafts are.
+struct Notebook {
+    store: Arc<Store>,
+    holder: String,
 }
 
 /// A dictation being recorded and heard.
@@ -171,6 +184,42 @@ impl Dictation {
         Dictation {
             recordings_dir: recordings_dir.into(),
             drafts: std::sync::Mutex::new(()),
+            notebook: None,
+        }
+    }
+
+    /// Keep every draft also as a draft of `holder` in `store`, so a read through it sees the
+    /// notebook as it will be once the dictation is saved.
+    pub fn keeping_drafts_in(mut self, store: Arc<Store>, holder: impl Into<String>) -> Dictation {
+        self.notebook = Some(Notebook {
+            store,
+            holder: holder.into(),
+        });
+        self
+    }
+
+    /// Put the draft's text in its draft of the user's holder. The draft file is already on
+    /// disk, so a failure here loses nothing: the next start makes the copy again.
+    fn mirror(&self, draft: &Draft) {
+        if let Some(n) = &self.notebook {
+            if let Err(e) = n
+                .store
+                .put_unsaved(&draft.id, &n.holder, &draft.text, draft.created_at)
+            {
+                tracing::warn!(
+                    "the draft {} is on disk but not yet in the memory file: {e}",
+                    draft.id
+                );
+            }
+        }
+    }
+
+    /// Discard the draft's copy in the memory file (a failure is put right at the next start).
+    fn unmirror(&self, id: &str) {
+        if let Some(n) = &self.notebook {
+            if let Err(e) = n.store.drop_unsaved(id) {
+                tracing::warn!("the discarded draft {id} is still in the memory file: {e}");
+            }
         }
     }
 
@@ -355,7 +404,9 @@ impl Dictation {
             crate::crashpoint::reached("draft.renamed");
             crate::audio::sync_dir(&self.recordings_dir)
         };
-        write().map_err(Error::io(format!("saving the draft {}", path.display())))
+        write().map_err(Error::io(format!("saving the draft {}", path.display())))?;
+        self.mirror(draft);
+        Ok(())
     }
 
     /// Turn a finished spool into a draft: WAV and transcription in one pass, block by block.
@@ -631,6 +682,7 @@ impl Dictation {
             text: text.trim(),
             source: Some(&draft.source),
             audio_path: audio.as_deref(),
+            unsaved: Some(id),
             ..Default::default()
         })?;
         crate::crashpoint::reached("memory.committed");
@@ -674,6 +726,7 @@ impl Dictation {
         let marked = self.discarded_path(id);
         std::fs::rename(self.draft_path(id), &marked)
             .map_err(Error::io(format!("discarding the draft {id}")))?;
+        self.unmirror(id);
         self.finish_discard(&marked, &draft.audio_path)
     }
 
@@ -734,6 +787,7 @@ impl Dictation {
         for name in names.iter().filter(|n| !busy.contains(&id_of(n))) {
             let path = here(name);
             if name.ends_with(".draft.discarded") {
+                self.unmirror(&id_of(name));
                 let audio = std::fs::read(&path)
                     .ok()
                     .and_then(|b| serde_json::from_slice::<Draft>(&b).ok())
@@ -809,7 +863,39 @@ impl Dictation {
                 }
             }
         }
+        self.reconcile(&drafts, &out.recovered, &busy, &mut out.problems);
         out
+    }
+
+    /// Make the memory file's unsaved dictations those of the recordings folder: a copy whose
+    /// draft file is gone is discarded, and every draft left gets its copy (made again if a
+    /// crash came between the draft file and its copy, or the file is new).
+    fn reconcile(
+        &self,
+        kept: &std::collections::HashMap<String, Draft>,
+        recovered: &[Draft],
+        busy: &std::collections::HashSet<String>,
+        problems: &mut Vec<String>,
+    ) {
+        let Some(n) = &self.notebook else { return };
+        let names = match n.store.unsaved_names() {
+            Ok(names) => names,
+            Err(e) => {
+                problems.push(format!("reading the unsaved dictations: {e}"));
+                return;
+            }
+        };
+        let here = |id: &str| {
+            kept.contains_key(id) || busy.contains(id) || recovered.iter().any(|d| d.id == id)
+        };
+        for name in names.iter().filter(|name| !here(name)) {
+            if let Err(e) = n.store.drop_unsaved(name) {
+                problems.push(format!("discarding the copy of the draft {name}: {e}"));
+            }
+        }
+        for d in kept.values() {
+            self.mirror(d);
+        }
     }
 }
 

@@ -59,6 +59,9 @@ pub struct NewMemory<'a> {
     pub embed_model: Option<&'a str>,
     /// Earlier texts, oldest first (an imported memory that had been edited).
     pub versions: &'a [super::Version],
+    /// The unsaved dictation this memory saves: its draft is settled in the same transaction,
+    /// and saving it again gives the same memory.
+    pub unsaved: Option<&'a str>,
 }
 
 /// `SELECT <a memory's columns> FROM claim c, its holdings h and their holders ho`, followed by

@@ -179,6 +179,14 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX draft_holding_by_claim ON draft_holding(claim_id);
     "#,
+    // 9: an unsaved dictation is a draft of the user's holder, named after its recording, so the
+    //    recordings folder and the file can be matched after a crash; once saved, the draft says
+    //    which memory it became (a save repeated finds it).
+    r#"
+    ALTER TABLE draft ADD COLUMN name TEXT;
+    ALTER TABLE draft ADD COLUMN saved_as INTEGER;
+    CREATE UNIQUE INDEX draft_by_name ON draft(name) WHERE name IS NOT NULL;
+    "#,
 ];
 
 /// The version a file has once [`migrate`] has run.

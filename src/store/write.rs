@@ -86,6 +86,12 @@ impl Store {
             )?;
             for (m, vector) in rows {
                 let text = check_text(m.text)?;
+                if let Some(name) = m.unsaved {
+                    if let Some(id) = super::holdings::unsaved::settle(&tx, name, None)? {
+                        ids.push(id);
+                        continue;
+                    }
+                }
                 // A recording becomes one memory: saving its draft again (after a crash between
                 // the commit and the draft's removal, or twice at once) gives the same memory.
                 if let Some(audio) = m.audio_path {
@@ -118,6 +124,9 @@ impl Store {
                     m.embed_model.unwrap_or(EMBED_MODEL_ID),
                     f32_bytes(vector)
                 ])?;
+                if let Some(name) = m.unsaved {
+                    super::holdings::unsaved::settle(&tx, name, Some(id))?;
+                }
                 ids.push(id);
                 written.push((m, *vector, holder, id, at));
             }

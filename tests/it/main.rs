@@ -29,6 +29,7 @@
 //! | `browse` | the memory browser's reads: pages (none twice or missed), filters and counts, sessions, forgetting one session, search within a filter |
 //! | `transcribe_file` | an audio file of every format to text with times; a long file in stretches; Cancel; cut short; not audio; the draft it becomes |
 //! | `holdings` | who holds what: tellings and chains, drafts to any depth, axes, pages and cursors, isolation on every path, bad input; property tests of drafts, merges and isolation; a small town |
+//! | `unsaved` | an unsaved dictation is a draft of the user's holder: seen in it only, saved once, discarded, put right after a crash |
 //! | `writers` | two processes on one file: writes wait their turn, recall sees the others' writes |
 
 #[path = "../common/mod.rs"]
@@ -53,5 +54,6 @@ mod speaker;
 mod speech;
 mod store;
 mod transcribe_file;
+mod unsaved;
 mod voice;
 mod writers;

@@ -12,6 +12,7 @@
 //! | `write.rs` | `commit`, `commit_batch`, `transmit_batch`, `witness`, `adjust_batch` (main or a draft) |
 //! | `read.rs` | `holds`, `who_holds`, `holdings` by holder or by entity, a page and its cursor |
 //! | `draft.rs` | opening, merging and discarding drafts |
+//! | `unsaved.rs` | unsaved dictations, each a named draft of the user's holder |
 //! | `vectors.rs` | `embedding_put`, and search by meaning and words over one holder or the narrator |
 //!
 //! Isolation is a filter, never a ranking hint: every read for a holder goes through
@@ -19,6 +20,7 @@
 
 mod draft;
 mod read;
+pub(crate) mod unsaved;
 mod vectors;
 mod view;
 mod write;
@@ -29,6 +31,7 @@ use crate::error::{Error, Result};
 
 pub use draft::DraftState;
 pub use read::{HeldBy, HoldingsPage, Listing, PAGE};
+pub use unsaved::Unsaved;
 pub(crate) use vectors::HeldCodes;
 pub use vectors::{ClaimHit, ClaimWhy, Reader};
 pub use view::{AxisPos, View};
