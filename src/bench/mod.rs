@@ -69,6 +69,10 @@ pub struct BenchConfig {
     pub iterations: Option<usize>,
     /// Warm-up iterations, discarded: 0 to 10 000 (default 3).
     pub warmup: Option<usize>,
+    /// The seed's "request p99": each town scenario reads a fresh copy of the town, out of the
+    /// operating system's cache, with no warm-up (the first calls pay for reading the file).
+    #[serde(default)]
+    pub cold: bool,
 }
 
 /// The largest corpus a run may ask for (memories).
@@ -106,7 +110,8 @@ pub struct Measurement {
     pub scenario: String,
     /// Corpus size (memories, texts or messages; 0 where it does not apply).
     pub size: usize,
-    /// `on` (every optimisation) or `off` (`UMWELT_PERF=off` paths).
+    /// `on` (every optimisation), `off` (`UMWELT_PERF=off` paths) or `peer` (another tool,
+    /// named by `peer`).
     pub mode: String,
     pub iterations: usize,
     pub p50_ms: f64,
@@ -118,6 +123,10 @@ pub struct Measurement {
     pub target_ms: Option<f64>,
     /// For retrieval with optimisations on: share of queries whose top-10 equals exact search.
     pub agreement: Option<f64>,
+    /// The peer this row measures (`numpy`, `sqlite-vec`, …: `scripts/bench-peers.sh`), on the
+    /// same data shape as Umwelt's row of the same scenario and size; none for Umwelt's own.
+    #[serde(default)]
+    pub peer: Option<String>,
 }
 
 /// A whole run.
@@ -177,6 +186,7 @@ pub fn summarise(
         max_ms: samples.last().copied().unwrap_or(f64::NAN),
         target_ms,
         agreement: None,
+        peer: None,
     }
 }
 
@@ -205,6 +215,9 @@ pub fn command_for(config: &BenchConfig) -> String {
     }
     if let Some(i) = config.iterations {
         c.push_str(&format!(" --iterations {i}"));
+    }
+    if config.cold {
+        c.push_str(" --cold");
     }
     c
 }

@@ -266,3 +266,45 @@ pub fn days_of(path: &Path) -> Result<usize> {
     last.map(|t| ((t - EPOCH_MS) / DAY_MS) as usize + 1)
         .ok_or_else(|| Error::InvalidInput(format!("{} is not a town", path.display())))
 }
+
+/// Copy the town at `from` to `to` (replaced), made durable and then dropped from the operating
+/// system's page cache, so the first reads of the copy come from the disk: the seed's "fresh
+/// copy". The town's log is checkpointed into it first.
+pub fn cold_copy(from: &Path, to: &Path) -> Result<()> {
+    Store::open(from)?.checkpoint()?;
+    for end in ["", "-wal", "-shm"] {
+        let mut p = to.as_os_str().to_owned();
+        p.push(end);
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io(format!("removing the old copy {}", to.display()))(e))
+            }
+            _ => {}
+        }
+    }
+    let copy = || -> std::io::Result<()> {
+        std::fs::copy(from, to)?;
+        let f = std::fs::File::open(to)?;
+        f.sync_all()?;
+        drop_cached(&f);
+        drop_cached(&std::fs::File::open(from)?);
+        Ok(())
+    };
+    copy().map_err(Error::io(format!("copying the town to {}", to.display())))
+}
+
+/// Ask the OS to forget the file's cached pages (they are clean: the file was synced).
+#[cfg(target_os = "linux")]
+fn drop_cached(f: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid open descriptor; the call reads no memory of ours.
+    let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        tracing::warn!(
+            "the OS would not drop the copy's cached pages ({r}): the run is warmer than asked"
+        );
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn drop_cached(_: &std::fs::File) {}

@@ -184,8 +184,11 @@ impl Store {
         conn.pragma_update(None, "synchronous", "FULL")?;
         // 64 MiB of pages kept by SQLite itself (the default is 2 MiB): a write to a large file
         // touches a few pages of each index, and reading each again from the OS costs a system
-        // call (docs/PERFORMANCE.md, "Who holds what": transmit_batch 236 -> … ms).
-        conn.pragma_update(None, "cache_size", -65_536)?;
+        // call (docs/PERFORMANCE.md, "Who holds what": transmit_batch 236 -> … ms). Off with
+        // the optimisations: SQLite's own 2 MiB.
+        if crate::optimisations::enabled() {
+            conn.pragma_update(None, "cache_size", -65_536)?;
+        }
         conn.pragma_update(None, "foreign_keys", "ON")?;
         retry_busy(|| schema::migrate(&mut conn))?;
         Ok(Store {

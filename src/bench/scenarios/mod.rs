@@ -115,7 +115,13 @@ impl Suite {
         cancel: &AtomicBool,
     ) -> Result<Report> {
         let steps = self.plan(config)?;
-        let mut ctx = Ctx::new(config.warmup.unwrap_or(3), config.iterations, cancel)?;
+        let warmup = if config.cold {
+            0
+        } else {
+            config.warmup.unwrap_or(3)
+        };
+        let mut ctx = Ctx::new(warmup, config.iterations, cancel)?;
+        ctx.cold = config.cold;
         let mut report = Report {
             format: REPORT_FORMAT.into(),
             started_at: now_ms(),
@@ -243,6 +249,8 @@ struct Ctx<'a> {
     warmup: usize,
     iterations: Option<usize>,
     cancel: &'a AtomicBool,
+    /// Each town scenario gets a fresh copy of the town, out of the OS's cache.
+    cold: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -257,6 +265,7 @@ impl<'a> Ctx<'a> {
             warmup,
             iterations,
             cancel,
+            cold: false,
         })
     }
 
@@ -276,7 +285,17 @@ impl<'a> Ctx<'a> {
     /// The town of `days` days (seed 42), built on first use in the run's folder. With
     /// `UMWELT_TOWN` set to a town file (`umwelt-cli town`), that file is used instead: criterion
     /// prepares each scenario on its own and would otherwise build the town each time.
+    /// In a cold run, each call gives a fresh copy of that town, out of the OS's cache.
     fn town(&mut self, days: usize) -> Result<PathBuf> {
+        let built = self.built_town(days)?;
+        if !self.cold {
+            return Ok(built);
+        }
+        let copy = self.dir.path().join(format!("town-{days}-cold.sqlite"));
+        crate::bench::town::cold_copy(&built, &copy)?;
+        Ok(copy)
+    }
+    fn built_town(&mut self, days: usize) -> Result<PathBuf> {
         if let Some(p) = std::env::var_os("UMWELT_TOWN") {
             return Ok(PathBuf::from(p));
         }

@@ -307,6 +307,10 @@ pub struct BenchArgs {
     /// The town's days, for the town suite (the same as --sizes N).
     #[arg(long)]
     pub days: Option<usize>,
+    /// Each town scenario on a fresh copy of the town, out of the OS's cache, with no warm-up
+    /// (the seed's "request p99").
+    #[arg(long)]
+    pub cold: bool,
     /// Only the scenarios that need no model.
     #[arg(long)]
     pub fast: bool,

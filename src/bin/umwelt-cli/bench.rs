@@ -26,6 +26,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         fast: a.fast,
         iterations: a.iterations,
         warmup: None,
+        cold: a.cold,
     };
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let report = bench::run(
