@@ -30,6 +30,7 @@ pub mod damaged;
 pub mod embed;
 pub mod error;
 pub mod exchange;
+pub mod kernels;
 pub mod lazy;
 pub mod models;
 pub mod optimisations;

@@ -16,6 +16,9 @@ pub struct Machine {
     pub onnxruntime: String,
     pub whisper_cpp: String,
     pub perf: String,
+    /// The vector kernels in use ([`crate::kernels`]): `avx512-vnni`, `avx2` or `portable`.
+    #[serde(default)]
+    pub kernels: String,
 }
 
 fn read(path: &str) -> String {
@@ -75,6 +78,7 @@ impl Machine {
             } else {
                 "off (UMWELT_PERF=off)".into()
             },
+            kernels: crate::kernels::current().name.into(),
         }
     }
 }

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::embed::EMBED_DIM;
+use crate::kernels::Kernels;
 
 /// How many candidates the int8 pass keeps for every hit finally wanted (at least [`MIN_POOL`]).
 const POOL_FACTOR: usize = 8;
@@ -71,43 +72,6 @@ fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
     let k = 127.0 / max;
     out.extend(v.iter().map(|x| (x * k).round() as i8));
     max / 127.0
-}
-
-fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-    // Eight independent accumulators let the compiler vectorise without -ffast-math.
-    let mut acc = [0.0f32; 8];
-    for (ca, cb) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        for i in 0..8 {
-            acc[i] += ca[i] * cb[i];
-        }
-    }
-    acc.iter().sum()
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
-    use std::arch::x86_64::*;
-    let mut acc = _mm256_setzero_si256();
-    let mut i = 0;
-    while i + 16 <= a.len() {
-        let va = _mm256_cvtepi8_epi16(_mm_loadu_si128(a.as_ptr().add(i) as *const __m128i));
-        let vb = _mm256_cvtepi8_epi16(_mm_loadu_si128(b.as_ptr().add(i) as *const __m128i));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(va, vb));
-        i += 16;
-    }
-    let mut lanes = [0i32; 8];
-    _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, acc);
-    let mut s: i32 = lanes.iter().sum();
-    while i < a.len() {
-        s += a[i] as i32 * b[i] as i32;
-        i += 1;
-    }
-    s
-}
-
-fn dot_i8_portable(a: &[i8], b: &[i8]) -> i32 {
-    a.iter().zip(b).map(|(x, y)| *x as i32 * *y as i32).sum()
 }
 
 impl VecIndex {
@@ -212,11 +176,11 @@ impl VecIndex {
         )
     }
 
-    /// A row scored exactly.
-    pub fn score_row(&self, q: &[f32], row: usize) -> Scored {
+    /// A row scored exactly, by the kernels `k` ([`crate::kernels::current`]).
+    pub fn score_row(&self, k: &Kernels, q: &[f32], row: usize) -> Scored {
         Scored {
             id: self.ids[row],
-            similarity: dot_f32(q, &self.full[row * EMBED_DIM..(row + 1) * EMBED_DIM]),
+            similarity: (k.dot_f32)(q, &self.full[row * EMBED_DIM..(row + 1) * EMBED_DIM]),
             created_at: self.created[row],
         }
     }
@@ -226,11 +190,6 @@ impl VecIndex {
         let mut qc = Vec::with_capacity(EMBED_DIM);
         quantize(q, &mut qc);
         qc
-    }
-
-    /// The int8 dot product of two codes (AVX2 where the CPU has it).
-    pub fn dot_codes(a: &[i8], b: &[i8]) -> i32 {
-        dot_i8(a, b)
     }
 
     /// How many candidates the int8 pass keeps for `n` wanted.
@@ -255,9 +214,10 @@ impl VecIndex {
     /// The `n` best of `rows` (positions), as [`VecIndex::nearest_among`] scores them.
     fn best_of(&self, q: &[f32], rows: Vec<usize>, n: usize, exact: bool) -> Vec<Scored> {
         let d = EMBED_DIM;
+        let k = crate::kernels::current();
         let score = |i: usize| Scored {
             id: self.ids[i],
-            similarity: dot_f32(q, &self.full[i * d..(i + 1) * d]),
+            similarity: (k.dot_f32)(q, &self.full[i * d..(i + 1) * d]),
             created_at: self.created[i],
         };
         let out: Vec<Scored> = if exact || rows.len() <= MIN_POOL {
@@ -269,7 +229,7 @@ impl VecIndex {
                 .into_iter()
                 .map(|i| {
                     let c = &self.codes[i * d..(i + 1) * d];
-                    (dot_i8(&qc, c) as f32 * self.scale[i], i as u32)
+                    ((k.dot_i8)(&qc, c) as f32 * self.scale[i], i as u32)
                 })
                 .collect();
             let pool = (n * POOL_FACTOR).max(MIN_POOL).min(approx.len());
@@ -293,9 +253,10 @@ impl VecIndex {
         keep: &(dyn Fn(u32) -> bool + Sync),
     ) -> Vec<Scored> {
         let d = EMBED_DIM;
+        let k = crate::kernels::current();
         let score = |i: usize| Scored {
             id: self.ids[i],
-            similarity: dot_f32(q, &self.full[i * d..(i + 1) * d]),
+            similarity: (k.dot_f32)(q, &self.full[i * d..(i + 1) * d]),
             created_at: self.created[i],
         };
         let out: Vec<Scored> = if exact {
@@ -311,7 +272,7 @@ impl VecIndex {
                 rows.filter(|&i| keep(self.session[i]))
                     .map(|i| {
                         let c = &self.codes[i * d..(i + 1) * d];
-                        (dot_i8(&qc, c) as f32 * self.scale[i], i as u32)
+                        ((k.dot_i8)(&qc, c) as f32 * self.scale[i], i as u32)
                     })
                     .collect()
             };
@@ -358,18 +319,6 @@ fn best(mut out: Vec<Scored>, n: usize) -> Vec<Scored> {
 /// From this many rows on, the int8 pass runs on two threads.
 const PARALLEL_FROM: usize = 65_536;
 
-/// The int8 dot product, with AVX2 where the CPU has it (checked at run time).
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: only called when the CPU reports AVX2.
-            return unsafe { dot_i8_avx2(a, b) };
-        }
-    }
-    dot_i8_portable(a, b)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,7 +350,7 @@ mod tests {
             let qv = unit(10_000 + q);
             let got: Vec<i64> = idx.nearest(&qv, None, 10).iter().map(|s| s.id).collect();
             let mut all: Vec<(f32, i64)> = (0..5000)
-                .map(|i| (dot_f32(&qv, &unit(i as u64)), i))
+                .map(|i| ((crate::kernels::PORTABLE.dot_f32)(&qv, &unit(i as u64)), i))
                 .collect();
             all.sort_by(|a, b| b.0.total_cmp(&a.0));
             let want: Vec<i64> = all[..10].iter().map(|x| x.1).collect();
@@ -428,19 +377,5 @@ mod tests {
         idx.upsert(5, "", 0, &unit(77));
         assert_eq!(idx.nearest(&unit(77), None, 1)[0].id, 5);
         assert_eq!(idx.len(), 8);
-    }
-
-    #[test]
-    fn the_avx2_kernel_agrees_with_the_portable_one() {
-        let a: Vec<i8> = (0..EMBED_DIM)
-            .map(|i| (i as i32 * 37 % 255 - 127) as i8)
-            .collect();
-        let b: Vec<i8> = (0..EMBED_DIM)
-            .map(|i| (i as i32 * 91 % 255 - 127) as i8)
-            .collect();
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            assert_eq!(unsafe { dot_i8_avx2(&a, &b) }, dot_i8_portable(&a, &b));
-        }
     }
 }

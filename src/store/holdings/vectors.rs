@@ -371,13 +371,14 @@ impl Store {
                 cache.insert(holder, c);
             }
             let c = &cache[&holder];
+            let kernels = crate::kernels::current();
             let qc = VecIndex::quantized(q);
             let mut approx: Vec<(f32, u32)> = c
                 .codes
                 .chunks_exact(EMBED_DIM)
                 .zip(&c.scale)
                 .zip(&c.rows)
-                .map(|((code, s), row)| (VecIndex::dot_codes(&qc, code) as f32 * s, *row))
+                .map(|((code, s), row)| ((kernels.dot_i8)(&qc, code) as f32 * s, *row))
                 .collect();
             let pool = VecIndex::pool_for(k).min(approx.len());
             if pool == 0 {
@@ -387,7 +388,7 @@ impl Store {
             let mut out: Vec<(ClaimId, f32)> = approx[..pool]
                 .iter()
                 .map(|&(_, row)| {
-                    let s = idx.score_row(q, row as usize);
+                    let s = idx.score_row(kernels, q, row as usize);
                     (s.id, s.similarity)
                 })
                 .collect();

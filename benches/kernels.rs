@@ -1,0 +1,48 @@
+//! The vector kernels alone (`src/kernels.rs`), each one this CPU runs: one 384-dimension dot
+//! product, and a first pass over 10 000 rows as the index makes it. `cargo bench --bench kernels`.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use umwelt::bench::Rng;
+use umwelt::kernels;
+
+const DIM: usize = 384;
+const ROWS: usize = 10_000;
+
+fn bench(c: &mut Criterion) {
+    let mut r = Rng::new(7);
+    let f: Vec<f32> = (0..DIM * ROWS).map(|_| r.unit_f32()).collect();
+    let q: Vec<f32> = (0..DIM).map(|_| r.unit_f32()).collect();
+    let codes: Vec<i8> = f.iter().map(|x| (x * 127.0).round() as i8).collect();
+    let qc: Vec<i8> = q.iter().map(|x| (x * 127.0).round() as i8).collect();
+    eprintln!("skipped on this CPU: {:?}", kernels::unavailable());
+    for k in kernels::available() {
+        c.bench_function(&format!("dot_f32/{}", k.name), |b| {
+            b.iter(|| (k.dot_f32)(black_box(&q), black_box(&f[..DIM])))
+        });
+        c.bench_function(&format!("dot_i8/{}", k.name), |b| {
+            b.iter(|| (k.dot_i8)(black_box(&qc), black_box(&codes[..DIM])))
+        });
+        c.bench_function(&format!("scan_f32_10k/{}", k.name), |b| {
+            b.iter(|| {
+                f.chunks_exact(DIM)
+                    .map(|row| (k.dot_f32)(&q, row))
+                    .fold(f32::MIN, f32::max)
+            })
+        });
+        c.bench_function(&format!("scan_i8_10k/{}", k.name), |b| {
+            b.iter(|| {
+                codes
+                    .chunks_exact(DIM)
+                    .map(|row| (k.dot_i8)(&qc, row))
+                    .max()
+            })
+        });
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).warm_up_time(std::time::Duration::from_millis(300)).measurement_time(std::time::Duration::from_secs(2));
+    targets = bench
+}
+criterion_main!(benches);
