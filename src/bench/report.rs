@@ -19,8 +19,8 @@ pub struct Delta {
     pub within_noise: bool,
 }
 
-fn key(m: &Measurement) -> (String, usize, String) {
-    (m.scenario.clone(), m.size, m.mode.clone())
+fn key(m: &Measurement) -> (String, usize, String, Option<String>) {
+    (m.scenario.clone(), m.size, m.mode.clone(), m.peer.clone())
 }
 
 /// Pair up the rows two reports share and say how each changed.
@@ -75,7 +75,7 @@ fn cells(m: &Measurement) -> [String; 9] {
     [
         m.scenario.clone(),
         m.size.to_string(),
-        m.mode.clone(),
+        m.peer.clone().unwrap_or_else(|| m.mode.clone()),
         m.iterations.to_string(),
         ms(m.p50_ms),
         ms(m.p95_ms),
@@ -90,13 +90,14 @@ fn cells(m: &Measurement) -> [String; 9] {
 /// A plain-text table for the terminal.
 pub fn render_table(r: &Report) -> String {
     let mut out = format!(
-        "{} · {} threads · {:.1} GiB · {} · {} build · UMWELT_PERF {}\n",
+        "{} · {} threads · {:.1} GiB · {} · {} build · UMWELT_PERF {} · kernels {}\n",
         r.machine.cpu,
         r.machine.threads,
         r.machine.memory_gib,
         r.machine.os,
         r.machine.profile,
-        r.machine.perf
+        r.machine.perf,
+        r.machine.kernels
     );
     let line = |c: &[String; 9]| {
         format!(
@@ -128,8 +129,8 @@ pub fn render_table(r: &Report) -> String {
 pub fn render_markdown(r: &Report) -> String {
     let mc = &r.machine;
     let mut out = format!(
-        "Machine: {}, {} threads, {:.1} GiB, {}, {} build; SQLite {}, sqlite-vec {}, ONNX Runtime {}, whisper.cpp {}; UMWELT_PERF {}.\n\nCommand: `{}`\n\n",
-        mc.cpu, mc.threads, mc.memory_gib, mc.os, mc.profile, mc.sqlite, mc.sqlite_vec, mc.onnxruntime, mc.whisper_cpp, mc.perf, r.command
+        "Machine: {}, {} threads, {:.1} GiB, {}, {} build; SQLite {}, sqlite-vec {}, ONNX Runtime {}, whisper.cpp {}; UMWELT_PERF {}; vector kernels {}.\n\nCommand: `{}`\n\n",
+        mc.cpu, mc.threads, mc.memory_gib, mc.os, mc.profile, mc.sqlite, mc.sqlite_vec, mc.onnxruntime, mc.whisper_cpp, mc.perf, mc.kernels, r.command
     );
     out.push_str("| scenario | size | mode | n | p50 ms | p95 ms | p99 ms | target p50 | agreement |\n|---|---|---|---|---|---|---|---|---|\n");
     for m in &r.results {

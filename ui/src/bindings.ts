@@ -203,6 +203,11 @@ export type BenchConfig = {
 	iterations: number | null,
 	/**  Warm-up iterations, discarded: 0 to 10 000 (default 3). */
 	warmup: number | null,
+	/**
+	 *  The seed's "request p99": each town scenario reads a fresh copy of the town, out of the
+	 *  operating system's cache, with no warm-up (the first calls pay for reading the file).
+	 */
+	cold?: boolean,
 };
 
 /**  One claim found by a search. */
@@ -463,6 +468,8 @@ export type Machine = {
 	onnxruntime: string,
 	whisper_cpp: string,
 	perf: string,
+	/**  The vector kernels in use ([`crate::kernels`]): `avx512-vnni`, `avx2` or `portable`. */
+	kernels?: string,
 };
 
 /**  One row of results. */
@@ -470,7 +477,10 @@ export type Measurement = {
 	scenario: string,
 	/**  Corpus size (memories, texts or messages; 0 where it does not apply). */
 	size: number,
-	/**  `on` (every optimisation) or `off` (`UMWELT_PERF=off` paths). */
+	/**
+	 *  `on` (every optimisation), `off` (`UMWELT_PERF=off` paths) or `peer` (another tool,
+	 *  named by `peer`).
+	 */
 	mode: string,
 	iterations: number,
 	p50_ms: number,
@@ -482,6 +492,11 @@ export type Measurement = {
 	target_ms: number | null,
 	/**  For retrieval with optimisations on: share of queries whose top-10 equals exact search. */
 	agreement: number | null,
+	/**
+	 *  The peer this row measures (`numpy`, `sqlite-vec`, …: `scripts/bench-peers.sh`), on the
+	 *  same data shape as Umwelt's row of the same scenario and size; none for Umwelt's own.
+	 */
+	peer?: string | null,
 };
 
 /**  One remembered text, as the user sees it. */
