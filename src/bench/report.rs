@@ -197,4 +197,41 @@ mod tests {
         let text = render_compare(&before, &after);
         assert!(text.contains("2.00x") && text.contains("noise"), "{text}");
     }
+
+    /// A report of `scripts/bench-peers.sh` (peer rows, written by Python, with the fields an
+    /// older report lacks) is read like any run; each peer row is its own, named in the tables.
+    #[test]
+    fn a_peers_report_is_read_and_its_rows_named_by_peer() {
+        let mut r = report(vec![summarise(
+            "recall_nofilter",
+            10_000,
+            "on",
+            vec![0.4],
+            None,
+        )]);
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["machine"].as_object_mut().unwrap().remove("kernels");
+        for (peer, p50) in [("numpy", 0.23), ("sqlite-vec", 3.6)] {
+            v["results"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({
+                    "scenario": "recall_nofilter", "size": 10000, "mode": "peer", "iterations": 30,
+                    "p50_ms": p50, "p95_ms": p50, "p99_ms": p50, "min_ms": p50, "max_ms": p50,
+                    "target_ms": null, "agreement": null, "peer": peer
+                }));
+        }
+        let back = crate::bench::parse_report(&v.to_string()).unwrap();
+        assert_eq!(back.results.len(), 3);
+        assert_eq!(back.results[1].peer.as_deref(), Some("numpy"));
+        assert_eq!(back.machine.kernels, "");
+        let table = render_table(&back);
+        assert!(
+            table.contains("numpy") && table.contains("sqlite-vec"),
+            "{table}"
+        );
+        // Peers are not Umwelt's runs: a before/after pairs each with itself only.
+        r.results = back.results.clone();
+        assert_eq!(compare(&back, &r).len(), 3);
+    }
 }

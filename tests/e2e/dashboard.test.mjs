@@ -3,6 +3,7 @@
 // cancel a run; screenshots of each view go to test-artifacts/.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import path from "node:path";
 import { launch, root, screenshot, tempDir } from "./fixtures.mjs";
 
@@ -106,6 +107,20 @@ test("run the fast suite, read the bars, import, compare, cancel", { timeout: 60
     assert.ok(changes.every((c) => c === "within noise"), "a run compared with its own copy changes nothing");
     await (await browser.$("#compare-table")).scrollIntoView();
     await screenshot(browser, "dashboard-compare.png");
+    assert.match(await (await browser.$("#machine-kernels")).getText(), /^(avx512-vnni|avx2|portable)$/);
+
+    // A report of scripts/bench-peers.sh: Umwelt's p50 over each peer's, with the goals.
+    const peers = fs.readFileSync(path.join(root, "docs/bench/peers-amd-epyc-2026-12-02.json"), "utf8");
+    await (await browser.$("#import-text")).setValue(peers);
+    await click(browser, "#import-run");
+    const peersTable = await browser.$("#peers-table");
+    await peersTable.waitForExist({ timeout: 10_000 });
+    const peerRows = await browser.execute(() => Array.from(document.querySelectorAll("#peers-table tbody tr"), (tr) => tr.textContent ?? ""));
+    assert.equal(peerRows.length, 4, peerRows.join("\n"));
+    assert.ok(peerRows.some((r) => r.includes("recall_nofilter 10000") && r.includes("numpy") && r.includes("sqlite-vec")), peerRows.join("\n"));
+    assert.ok(peerRows.some((r) => r.includes("embed 32") && r.includes("python-onnxruntime") && r.includes("≤ 0.5")), peerRows.join("\n"));
+    await peersTable.scrollIntoView({ block: "center" });
+    await screenshot(browser, "dashboard-peers.png");
 
     // Cancel works within a second or so of the current iteration.
     await (await browser.$("#bench-sizes")).setValue("50000");
