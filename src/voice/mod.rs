@@ -16,6 +16,7 @@
 //! adaptive sizing, default thread settings), which is the baseline the harness compares with.
 
 pub mod kokoro;
+pub mod pace;
 pub mod phonemes;
 pub mod playback;
 pub mod text;
@@ -38,22 +39,14 @@ pub use playback::output_devices;
 use crate::error::{Error, Result};
 use crate::lazy::Lazy;
 use crate::optimisations;
+use pace::{Pace, LARGEST_PHRASE};
 use playback::{PlayState, StreamSource};
 use text::Phraser;
 
 /// The voice used when the user has not picked one.
 pub const DEFAULT_VOICE: &str = "af_heart";
-/// Budget of the first phrase: two short words, about 0.45 s to synthesise here.
-const FIRST_PHRASE: usize = 10;
-/// Synthesis time every phrase costs whatever its length (its padding frames and final
-/// lengthening), on this machine: ~0.30 s + ~0.018 s per symbol (docs/PERFORMANCE.md, "Voice").
-const PHRASE_OVERHEAD_S: f64 = 0.30;
-/// The smallest later phrase: big enough that it synthesises faster than it plays.
-const GROWING_PHRASE: usize = 22;
-/// Longest pause the voice may plan between two words to stay ahead of playback.
-const MAX_PLANNED_PAUSE_S: f64 = 0.4;
-/// Largest phrase (symbols); bigger ones gain nothing and make Stop and errors coarser.
-const LARGEST_PHRASE: usize = 300;
+/// What [`Speaker::warm_up`] synthesises (and nobody hears) to measure the machine.
+const WARM_UP_SENTENCE: &str = "Here is what you told me.";
 /// Amplitude under which a phrase's edges count as silence (trimmed, then pauses are ours).
 const EDGE_SILENCE: f32 = 0.004;
 
@@ -135,6 +128,8 @@ impl std::fmt::Debug for SpeechReport {
 pub struct Speaker {
     kokoro: Lazy<Kokoro>,
     styles: Mutex<HashMap<String, Arc<VoiceStyle>>>,
+    /// What a phrase costs here, learned by every reply and carried to the next.
+    pace: Arc<Mutex<Pace>>,
 }
 
 impl Default for Speaker {
@@ -149,13 +144,31 @@ impl Speaker {
         Speaker {
             kokoro: Lazy::with(Kokoro::load),
             styles: Mutex::new(HashMap::new()),
+            pace: Arc::new(Mutex::new(Pace::default())),
         }
     }
 
     /// Load the model and a voice now (the app does this off the UI thread after start-up).
+    /// It also speaks one short sentence into nothing, which runs the model once (its first
+    /// run is the slowest) and measures what a phrase costs on this machine, so the first reply
+    /// is planned for it.
     pub fn warm_up(&self, voice: &str) -> Result<()> {
-        self.kokoro.get()?;
-        self.style(voice).map(|_| ())
+        let kokoro = self.kokoro.get()?;
+        let style = self.style(voice)?;
+        let mut phraser = Phraser::new(WARM_UP_SENTENCE, Dialect::American);
+        if let Some(phrase) = phraser.next(LARGEST_PHRASE)? {
+            let ids = kokoro.tokenize(&phrase.phonemes);
+            let t = Instant::now();
+            let audio = kokoro.synthesize(&ids, &style, 1.0, None)?;
+            let synth_s = t.elapsed().as_secs_f64();
+            let speech = trim_edges(audio, 0.02, 0.03);
+            self.pace.lock().unwrap_or_else(|p| p.into_inner()).learn(
+                phrase.phonemes.chars().count(),
+                synth_s,
+                speech.len() as f64 / SAMPLE_RATE as f64,
+            );
+        }
+        Ok(())
     }
 
     pub fn is_loaded(&self) -> bool {
@@ -200,6 +213,7 @@ impl Speaker {
 
         let synth_state = state.clone();
         let synth_cancel = cancel.clone();
+        let pace = self.pace.clone();
         let streaming = output != Output::Collect && optimisations::enabled();
         let synth = std::thread::Builder::new()
             .name("umwelt-voice".into())
@@ -210,6 +224,7 @@ impl Speaker {
                     &voice,
                     speed,
                     streaming,
+                    &pace,
                     &synth_state,
                     &synth_cancel,
                     tx,
@@ -329,6 +344,7 @@ fn synthesise(
     voice: &VoiceStyle,
     speed: f32,
     streaming: bool,
+    learned: &Mutex<Pace>,
     state: &PlayState,
     cancel: &RunOptions,
     tx: mpsc::Sender<Vec<f32>>,
@@ -341,7 +357,7 @@ fn synthesise(
     };
     let mut queued = 0u64; // samples sent, pauses included
     let mut rtf = 0.5f64;
-    let mut per_symbol = 0.022f64; // seconds of synthesis per phoneme symbol, learned as it goes
+    let mut pace = *learned.lock().unwrap_or_else(|p| p.into_inner());
     let mut joining = false; // the previous phrase was cut mid-clause
                              // UMWELT_VOICE_TRACE=1 prints each phrase's budget and timing to stderr.
     let trace = std::env::var_os("UMWELT_VOICE_TRACE").is_some();
@@ -356,26 +372,20 @@ fn synthesise(
         let budget = if !streaming {
             LARGEST_PHRASE
         } else if stats.phrases == 0 {
-            FIRST_PHRASE
+            pace.first_budget()
         } else {
-            // Fill 70 % of it (a phrase costs its padding plus a part per symbol), but never
-            // less than a phrase that gains on playback.
-            ((left * 0.7 - PHRASE_OVERHEAD_S) / per_symbol.max(1e-3)).max(GROWING_PHRASE as f64)
-                as usize
-        }
-        .min(LARGEST_PHRASE);
+            pace.budget(left)
+        };
         let Some(phrase) = phraser.next(budget)? else {
             break;
         };
+        let symbols = phrase.phonemes.chars().count();
         if streaming && stats.phrases > 0 {
             // If this phrase cannot be ready before the queue runs dry, say so now with a short
-            // pause between two words, rather than let the device starve at a random sample.
-            let need =
-                1.15 * (PHRASE_OVERHEAD_S + per_symbol * phrase.phonemes.chars().count() as f64);
-            let short = need - left + 0.03;
-            if short > 0.0 {
-                let pause =
-                    vec![0.0; (short.min(MAX_PLANNED_PAUSE_S) * SAMPLE_RATE as f64) as usize];
+            // pause between two words, rather than let the device starve.
+            let pause = pace.pause_before(symbols, left);
+            if pause > 0.0 {
+                let pause = vec![0.0; (pause * SAMPLE_RATE as f64) as usize];
                 stats.planned_pause_ms += pause.len() as f64 * 1e3 / SAMPLE_RATE as f64;
                 queued += pause.len() as u64;
                 if tx.send(pause).is_err() {
@@ -398,20 +408,12 @@ fn synthesise(
         stats.phrases += 1;
         if !audio.is_empty() {
             rtf = ms / 1e3 / (audio.len() as f64 / SAMPLE_RATE as f64);
-            let symbols = phrase.phonemes.chars().count().max(1) as f64;
-            let measured = ((ms / 1e3 - PHRASE_OVERHEAD_S) / symbols).max(1e-3);
-            // Rise at once, fall slowly: short phrases understate the cost of long ones.
-            per_symbol = if measured > per_symbol {
-                measured
-            } else {
-                0.8 * per_symbol + 0.2 * measured
-            };
         }
         stats.audio_samples += audio.len();
         if trace {
             let ahead = queued.saturating_sub(state.played.load(Ordering::Relaxed)) as f64
                 / SAMPLE_RATE as f64;
-            tracing::info!(
+            eprintln!(
                 "voice: phrase {} budget {budget} {:?}: {ms:.0} ms for {:.2} s (rtf {rtf:.2}), {ahead:.2} s was queued, first sound {:?}",
                 stats.phrases,
                 phrase.phonemes,
@@ -425,6 +427,9 @@ fn synthesise(
             if phrase.continues { 0.005 } else { 0.03 },
         );
         joining = phrase.continues;
+        if !audio.is_empty() {
+            pace.learn(symbols, ms / 1e3, audio.len() as f64 / SAMPLE_RATE as f64);
+        }
         queued += audio.len() as u64;
         if tx.send(audio).is_err() {
             break; // the player is gone (stopped)
@@ -436,6 +441,9 @@ fn synthesise(
                 break;
             }
         }
+    }
+    if streaming {
+        *learned.lock().unwrap_or_else(|p| p.into_inner()) = pace;
     }
     Ok(stats)
 }

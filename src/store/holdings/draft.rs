@@ -2,7 +2,7 @@
 //! discard it. A draft's rows live in `draft_holding`; claims made in it carry its id until it
 //! reaches main, so nobody outside it sees them.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::Serialize;
 
 use super::view::{draft_row, resolve, DRAFT_COLS};
@@ -21,18 +21,38 @@ pub enum DraftState {
     Discarded,
 }
 
+impl DraftState {
+    /// The state as the `draft.state` column spells it.
+    pub(super) fn parse(column: &str) -> DraftState {
+        match column {
+            "merged" => DraftState::Merged,
+            "discarded" => DraftState::Discarded,
+            _ => DraftState::Open,
+        }
+    }
+}
+
 fn state(conn: &Connection, d: DraftId) -> Result<(Option<DraftId>, DraftState)> {
     let (parent, s): (Option<DraftId>, String) = conn
         .prepare_cached("SELECT parent, state FROM draft WHERE id = ?1")?
         .query_row([d], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?
         .ok_or_else(|| Error::NotFound(format!("draft {d}")))?;
-    let s = match s.as_str() {
-        "merged" => DraftState::Merged,
-        "discarded" => DraftState::Discarded,
-        _ => DraftState::Open,
-    };
-    Ok((parent, s))
+    Ok((parent, DraftState::parse(&s)))
+}
+
+/// Drop a draft's rows and the claims made in it (seen only in it and the drafts opened on it),
+/// from the full-text index too. Its state is the caller's to set.
+pub(super) fn drop_contents(tx: &Transaction, draft: DraftId) -> Result<()> {
+    tx.prepare_cached("DELETE FROM draft_holding WHERE draft_id = ?1")?
+        .execute([draft])?;
+    tx.prepare_cached(
+        "INSERT INTO claim_fts(claim_fts, rowid, text) SELECT 'delete', id, text FROM claim WHERE draft_id = ?1",
+    )?
+    .execute([draft])?;
+    tx.prepare_cached("DELETE FROM claim WHERE draft_id = ?1")?
+        .execute([draft])?;
+    Ok(())
 }
 
 impl Store {
@@ -112,13 +132,7 @@ impl Store {
                 }
             )));
         }
-        tx.execute("DELETE FROM draft_holding WHERE draft_id = ?1", [draft])?;
-        // Its own claims are seen only in it and the drafts on it (which cannot be read now).
-        tx.execute(
-            "INSERT INTO claim_fts(claim_fts, rowid, text) SELECT 'delete', id, text FROM claim WHERE draft_id = ?1",
-            [draft],
-        )?;
-        tx.execute("DELETE FROM claim WHERE draft_id = ?1", [draft])?;
+        drop_contents(&tx, draft)?;
         tx.execute(
             "UPDATE draft SET state = 'discarded' WHERE id = ?1",
             [draft],

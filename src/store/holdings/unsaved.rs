@@ -9,7 +9,7 @@
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::Serialize;
 
-use super::draft::DraftState;
+use super::draft::{drop_contents, DraftState};
 use super::{ClaimId, DraftId, HolderId};
 use crate::error::{Error, Result};
 use crate::store::{write_tx, MemoryId, Store};
@@ -49,28 +49,11 @@ fn find(conn: &Connection, name: &str) -> Result<Option<Unsaved>> {
         .optional()?;
     Ok(Some(Unsaved {
         draft,
-        state: match state.as_str() {
-            "merged" => DraftState::Merged,
-            "discarded" => DraftState::Discarded,
-            _ => DraftState::Open,
-        },
+        state: DraftState::parse(&state),
         holder: held.map(|h| h.0),
         claim: held.map(|h| h.1),
         saved_as,
     }))
-}
-
-/// Drop the claims made in `draft` (they were only ever seen in it) and its rows.
-fn clear(tx: &Transaction, draft: DraftId) -> Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO claim_fts(claim_fts, rowid, text) SELECT 'delete', id, text FROM claim WHERE draft_id = ?1",
-    )?
-    .execute([draft])?;
-    tx.prepare_cached("DELETE FROM draft_holding WHERE draft_id = ?1")?
-        .execute([draft])?;
-    tx.prepare_cached("DELETE FROM claim WHERE draft_id = ?1")?
-        .execute([draft])?;
-    Ok(())
 }
 
 /// In a save's transaction: the unsaved dictation `name` became the memory `id`. Its draft's own
@@ -91,7 +74,7 @@ pub(crate) fn settle(
         ))),
         (DraftState::Open, None) => Ok(None),
         (DraftState::Open, Some(id)) => {
-            clear(tx, u.draft)?;
+            drop_contents(tx, u.draft)?;
             tx.prepare_cached("UPDATE draft SET state = 'merged', saved_as = ?2 WHERE id = ?1")?
                 .execute(params![u.draft, id])?;
             Ok(Some(id))
@@ -138,7 +121,7 @@ impl Store {
                 if same {
                     return Ok(u.draft);
                 }
-                clear(&tx, u.draft)?;
+                drop_contents(&tx, u.draft)?;
                 u.draft
             }
             None => {
@@ -193,7 +176,7 @@ impl Store {
         let tx = write_tx(&mut conn)?;
         match find(&tx, name)? {
             Some(u) if u.state == DraftState::Open => {
-                clear(&tx, u.draft)?;
+                drop_contents(&tx, u.draft)?;
                 tx.prepare_cached("UPDATE draft SET state = 'discarded' WHERE id = ?1")?
                     .execute([u.draft])?;
             }
