@@ -26,6 +26,10 @@ pub struct Kernels {
     pub dot_f32: fn(&[f32], &[f32]) -> f32,
     /// For codes in -127..=127.
     pub dot_i8: fn(&[i8], &[i8]) -> i32,
+    /// `dot_i8` of one query `q` with each of many rows laid end to end (`rows` holds
+    /// `out.len()` rows of `q.len()` codes): `out[r] = dot_i8(q, row r)`. What is the query's
+    /// alone (its magnitudes and signs) is worked out once, not once per row.
+    pub dot_i8_rows: fn(&[i8], &[i8], &mut [i32]),
 }
 
 impl std::fmt::Debug for Kernels {
@@ -39,6 +43,7 @@ pub const PORTABLE: Kernels = Kernels {
     name: "portable",
     dot_f32: portable::dot_f32,
     dot_i8: portable::dot_i8,
+    dot_i8_rows: portable::dot_i8_rows,
 };
 
 /// The kernels to use now: the fastest this CPU runs, or the portable ones with the
@@ -127,6 +132,17 @@ mod portable {
     pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
         a.iter().zip(b).map(|(x, y)| *x as i32 * *y as i32).sum()
     }
+
+    pub fn dot_i8_rows(q: &[i8], rows: &[i8], out: &mut [i32]) {
+        assert!(rows.len() >= out.len() * q.len(), "fewer rows than answers");
+        if q.is_empty() {
+            out.fill(0);
+            return;
+        }
+        for (o, row) in out.iter_mut().zip(rows.chunks_exact(q.len())) {
+            *o = dot_i8(q, row);
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -151,12 +167,20 @@ mod x86 {
         name: "avx2",
         dot_f32: |a, b| unsafe { dot_f32_avx2(a, b) },
         dot_i8: |a, b| unsafe { dot_i8_avx2(a, b) },
+        dot_i8_rows: |q, rows, out| {
+            assert!(rows.len() >= out.len() * q.len(), "fewer rows than answers");
+            unsafe { dot_i8_rows_avx2(q, rows, out) }
+        },
     };
 
     pub const AVX512: Kernels = Kernels {
         name: "avx512-vnni",
         dot_f32: |a, b| unsafe { dot_f32_avx512(a, b) },
         dot_i8: |a, b| unsafe { dot_i8_vnni(a, b) },
+        dot_i8_rows: |q, rows, out| {
+            assert!(rows.len() >= out.len() * q.len(), "fewer rows than answers");
+            unsafe { dot_i8_rows_vnni(q, rows, out) }
+        },
     };
 
     #[target_feature(enable = "avx2")]
@@ -207,6 +231,42 @@ mod x86 {
         s
     }
 
+    /// [`dot_i8_avx2`] turned round for one query and many rows: |q| (unsigned) times the row
+    /// with q's sign, so |q| is taken once. Caller: `rows` holds `out.len()` rows of `q.len()`.
+    #[target_feature(enable = "avx2")]
+    unsafe fn dot_i8_rows_avx2(q: &[i8], rows: &[i8], out: &mut [i32]) {
+        let d = q.len();
+        let whole = d / 32 * 32;
+        let blocks: Vec<(__m256i, __m256i)> = (0..whole)
+            .step_by(32)
+            .map(|i| {
+                let x = _mm256_loadu_si256(q.as_ptr().add(i) as *const __m256i);
+                (_mm256_abs_epi8(x), x)
+            })
+            .collect();
+        let ones = _mm256_set1_epi16(1);
+        for (r, o) in out.iter_mut().enumerate() {
+            let row = rows.as_ptr().add(r * d);
+            let mut acc = _mm256_setzero_si256();
+            for (k, (magnitude, sign)) in blocks.iter().enumerate() {
+                let x = _mm256_loadu_si256(row.add(32 * k) as *const __m256i);
+                let pairs = _mm256_maddubs_epi16(*magnitude, _mm256_sign_epi8(x, *sign));
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+            }
+            let half = _mm_add_epi32(
+                _mm256_castsi256_si128(acc),
+                _mm256_extracti128_si256(acc, 1),
+            );
+            let half = _mm_add_epi32(half, _mm_shuffle_epi32(half, 0b01_00_11_10));
+            let half = _mm_add_epi32(half, _mm_shuffle_epi32(half, 0b10_11_00_01));
+            let mut s = _mm_cvtsi128_si32(half);
+            for i in whole..d {
+                s += q[i] as i32 * *row.add(i) as i32;
+            }
+            *o = s;
+        }
+    }
+
     #[target_feature(enable = "avx512f")]
     unsafe fn dot_f32_avx512(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
@@ -255,6 +315,39 @@ mod x86 {
         }
         _mm512_reduce_add_epi32(acc)
     }
+
+    /// [`dot_i8_vnni`] turned round for one query and many rows: |q| (unsigned) by the row
+    /// with q's sign, so per 64 codes of a row there is one load, one masked negation and one
+    /// `vpdpbusd`. Caller: `rows` holds `out.len()` rows of `q.len()`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn dot_i8_rows_vnni(q: &[i8], rows: &[i8], out: &mut [i32]) {
+        let d = q.len();
+        let zero = _mm512_setzero_si512();
+        // Per block of 64: |q|, where q is negative, which lanes are in the row.
+        let blocks: Vec<(__m512i, __mmask64, __mmask64)> = (0..d)
+            .step_by(64)
+            .map(|i| {
+                let left = d - i;
+                let m: __mmask64 = if left >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << left) - 1
+                };
+                let x = _mm512_maskz_loadu_epi8(m, q.as_ptr().add(i));
+                (_mm512_abs_epi8(x), _mm512_movepi8_mask(x), m)
+            })
+            .collect();
+        for (r, o) in out.iter_mut().enumerate() {
+            let row = rows.as_ptr().add(r * d);
+            let mut acc = zero;
+            for (k, (magnitude, negative, m)) in blocks.iter().enumerate() {
+                let x = _mm512_maskz_loadu_epi8(*m, row.add(64 * k));
+                let x = _mm512_mask_sub_epi8(x, *negative, zero, x);
+                acc = _mm512_dpbusd_epi32(acc, *magnitude, x);
+            }
+            *o = _mm512_reduce_add_epi32(acc);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -283,7 +376,7 @@ mod tests {
             kernels,
             unavailable()
         );
-        let (ca, cb) = (codes(400, 1), codes(400, 2));
+        let (ca, cb, cr) = (codes(400, 1), codes(400, 2), codes(3 * 384 + 16, 7));
         let (fa, fb) = (floats(400, 3), floats(400, 4));
         // The extremes of the codes' range, where a kernel would saturate.
         let high = vec![127i8; 400];
@@ -297,6 +390,14 @@ mod tests {
                         let (x, y) = (&x[oa..oa + len], &y[ob..ob + len]);
                         assert_eq!((k.dot_i8)(x, y), portable::dot_i8(x, y), "{k:?} len {len}");
                     }
+                    // Three rows at once, the query at any alignment.
+                    let (q, rows) = (&ca[oa..oa + len], &cr[ob..ob + 3 * len]);
+                    let mut got = [0i32; 3];
+                    (k.dot_i8_rows)(q, rows, &mut got);
+                    let want: Vec<i32> = (0..3)
+                        .map(|r| portable::dot_i8(q, &rows[r * q.len()..(r + 1) * q.len()]))
+                        .collect();
+                    assert_eq!(got.as_slice(), want.as_slice(), "{k:?} rows of {}", q.len());
                     let (a, b) = (&fa[oa..oa + len], &fb[ob..ob + len]);
                     let (got, want) = ((k.dot_f32)(a, b), portable::dot_f32(a, b));
                     assert_eq!(got.to_bits(), want.to_bits(), "{k:?} len {len}");

@@ -250,7 +250,7 @@ impl VecIndex {
         q: &[f32],
         n: usize,
         exact: bool,
-        keep: &(dyn Fn(u32) -> bool + Sync),
+        keep: &(impl Fn(u32) -> bool + Sync),
     ) -> Vec<Scored> {
         let d = EMBED_DIM;
         let k = crate::kernels::current();
@@ -268,13 +268,35 @@ impl VecIndex {
             let mut qc = Vec::with_capacity(d);
             // The query's own scale is the same for every row, so it does not change the order.
             quantize(q, &mut qc);
+            let want = (n * POOL_FACTOR).max(MIN_POOL);
+            // Rows are scored a block at a time (the query's part of the work done once per
+            // block); a row the filter leaves out costs its score, not a branch per code. Only
+            // the best `want` are kept as it goes: candidates gather until there are twice as
+            // many, are cut back to the best `want`, and from then on a row must beat the worst
+            // of those to be kept at all.
             let first_pass = |rows: std::ops::Range<usize>| -> Vec<(f32, u32)> {
-                rows.filter(|&i| keep(self.session[i]))
-                    .map(|i| {
-                        let c = &self.codes[i * d..(i + 1) * d];
-                        ((k.dot_i8)(&qc, c) as f32 * self.scale[i], i as u32)
-                    })
-                    .collect()
+                let mut out = Vec::with_capacity(2 * want);
+                let mut floor = f32::NEG_INFINITY;
+                let mut dots = [0i32; SCAN_BLOCK];
+                let mut start = rows.start;
+                while start < rows.end {
+                    let end = (start + SCAN_BLOCK).min(rows.end);
+                    let dots = &mut dots[..end - start];
+                    (k.dot_i8_rows)(&qc, &self.codes[start * d..end * d], dots);
+                    for (i, &dot) in (start..end).zip(dots.iter()) {
+                        let s = dot as f32 * self.scale[i];
+                        if s >= floor && keep(self.session[i]) {
+                            out.push((s, i as u32));
+                            if out.len() == 2 * want {
+                                out.select_nth_unstable_by(want - 1, |a, b| b.0.total_cmp(&a.0));
+                                out.truncate(want);
+                                floor = out[want - 1].0;
+                            }
+                        }
+                    }
+                    start = end;
+                }
+                out
             };
             let len = self.len();
             let mut approx = if len >= PARALLEL_FROM && crate::optimisations::threads() > 1 {
@@ -288,7 +310,7 @@ impl VecIndex {
             } else {
                 first_pass(0..len)
             };
-            let pool = (n * POOL_FACTOR).max(MIN_POOL).min(approx.len());
+            let pool = want.min(approx.len());
             if pool == 0 {
                 return Vec::new();
             }
@@ -315,6 +337,9 @@ fn best(mut out: Vec<Scored>, n: usize) -> Vec<Scored> {
     out.sort_by(order);
     out
 }
+
+/// Rows the int8 pass scores in one call of the kernel.
+const SCAN_BLOCK: usize = 256;
 
 /// From this many rows on, the int8 pass runs on two threads.
 const PARALLEL_FROM: usize = 65_536;
