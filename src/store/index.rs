@@ -3,9 +3,10 @@
 //! sqlite-vec's `vec0` scans every float of a partition (about 10 ms for 10 000 × 384 here), so
 //! the store keeps, per holder, a copy of its vectors in memory twice: as int8 codes (one scale
 //! per vector, 384 bytes) and as the full f32 vectors. A query scores every code with an integer
-//! dot product (AVX2 when the CPU has it), keeps the best few hundred, and re-scores those with
-//! the full vectors, so the order it returns is the exact one unless the true neighbours fall
-//! outside the candidate pool (the harness measures how often: `recall_nofilter` agreement).
+//! dot product (`crate::kernels`: VNNI or AVX2 when the CPU has them, a block of rows per call),
+//! keeps the best few hundred as it goes, and re-scores those with the full vectors, so the order
+//! it returns is the exact one unless the true neighbours fall outside the candidate pool (the
+//! harness measures how often: `recall_nofilter` agreement).
 //!
 //! A small set (one session) is scored exactly, with no codes at all.
 
