@@ -11,7 +11,7 @@
 //! | `write.rs` | remembering: `remember`, `remember_batch` (one transaction) |
 //! | `recall.rs` | recall and its ranking (similarity + recency), `preload`, [`RecallStats`]; loaded indexes kept in step with other processes (`PRAGMA data_version`) |
 //! | `search.rs` | hybrid search: words (FTS5 bm25) and meaning (recall) fused by reciprocal rank, exact phrases first, each hit with its why |
-//! | `index.rs` | the memory-resident int8+f32 vector index of one holder |
+//! | `index.rs` | the memory-resident 4-bit + f32 vector index of one holder |
 //! | `edit.rs` | editing a memory, its earlier versions kept and restorable |
 //! | `forget.rs` | `delete` one memory, `forget` a whole scope |
 //! | `history.rs` | a session's history and turn log, through the journal |

@@ -1,10 +1,10 @@
 //! Claims by meaning and by words: `embedding_put`, and search over what one holder holds or
 //! over every fact and event (the narrator).
 //!
-//! Every claim's vector is kept in memory once (the claim index: int8 codes and f32, as
+//! Every claim's vector is kept in memory once (the claim index: 4-bit codes and f32, as
 //! `index.rs` keeps a holder's memories), loaded on the first search. A holder's search scores
 //! only the claims the holder holds in the view (the set comes from the file, so isolation is a
-//! filter); the narrator's scores every fact and event. Both take an int8 first pass and
+//! filter); the narrator's scores every fact and event. Both take a first pass on the codes and
 //! re-score the best in f32, or score all in f32 when exact (and when `UMWELT_PERF=off`).
 //! Rows are labelled by partition: `n` a narrated claim on main, `o` an opinion on main, and
 //! `n{D}` / `o{D}` the same made in draft D.
@@ -18,18 +18,18 @@ use super::view::{Resolved, DRAFT_COLS};
 use super::{check_batch, ClaimId, DraftId, HolderId, Kind, View};
 use crate::embed::EMBED_DIM;
 use crate::error::{Error, Result};
-use crate::store::index::{IdBuild, VecIndex};
+use crate::store::index::{IdBuild, QueryCode, VecIndex, CODE_BYTES};
 use crate::store::recall::check_k;
 use crate::store::{f32_bytes, write_tx, Store, COMMON_DOCS, RRF_K, WRITES};
 use std::sync::atomic::Ordering;
 
-/// One holder's held claims' int8 codes side by side, with their rows in the claim index (for
+/// One holder's held claims' 4-bit codes side by side, with their rows in the claim index (for
 /// the f32 re-scoring), as of a (data_version, writes) pair.
 pub(crate) struct HeldCodes {
     version: (i64, u64),
     rows: Vec<u32>,
     scale: Vec<f32>,
-    codes: Vec<i8>,
+    codes: Vec<u8>,
 }
 
 /// Who reads: one holder (what it holds), or the narrator (every fact and event).
@@ -249,7 +249,7 @@ impl Store {
     }
 
     /// The `k` claims nearest to `q` that the reader sees in the view, with their similarity:
-    /// exactly (every candidate in f32) when `exact`, else an int8 first pass and the best few
+    /// exactly (every candidate in f32) when `exact`, else a first pass on the 4-bit codes and the best few
     /// hundred re-scored in f32 (the harness measures how often that is the exact top-k).
     pub fn nearest_claims(
         &self,
@@ -358,7 +358,7 @@ impl Store {
                     version,
                     rows: Vec::with_capacity(ids.len()),
                     scale: Vec::with_capacity(ids.len()),
-                    codes: Vec::with_capacity(ids.len() * EMBED_DIM),
+                    codes: Vec::with_capacity(ids.len() * CODE_BYTES),
                 };
                 for id in ids {
                     if let Some(row) = idx.row_of(id) {
@@ -372,13 +372,14 @@ impl Store {
             }
             let c = &cache[&holder];
             let kernels = crate::kernels::current();
-            let qc = VecIndex::quantized(q);
-            let mut approx: Vec<(f32, u32)> = c
-                .codes
-                .chunks_exact(EMBED_DIM)
+            let qc = QueryCode::new(q);
+            let mut dots = vec![0i32; c.rows.len()];
+            (kernels.dot_u4_rows)(&qc.q, &c.codes, &mut dots);
+            let mut approx: Vec<(f32, u32)> = dots
+                .iter()
                 .zip(&c.scale)
                 .zip(&c.rows)
-                .map(|((code, s), row)| ((kernels.dot_i8)(&qc, code) as f32 * s, *row))
+                .map(|((&dot, &s), &row)| (qc.estimate(dot, s), row))
                 .collect();
             let pool = VecIndex::pool_for(k).min(approx.len());
             if pool == 0 {
