@@ -44,7 +44,7 @@ fn bench(c: &mut Criterion) {
                     .chunks(256 * u4_row)
                     .map(|block| {
                         let n = block.len() / u4_row;
-                        (k.dot_u4_rows)(&qc, block, &mut dots[..n]);
+                        k.dot_u4_rows(&qc, block, &mut dots[..n]);
                         dots[..n].iter().copied().max().unwrap_or(i32::MIN)
                     })
                     .max()

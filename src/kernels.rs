@@ -26,12 +26,28 @@ pub struct Kernels {
     /// What it uses: `avx512-vnni`, `avx2` or `portable`.
     pub name: &'static str,
     pub dot_f32: fn(&[f32], &[f32]) -> f32,
+    /// [`Kernels::dot_u4_rows`] once its lengths are checked (the wide kernels rely on them).
+    u4_rows: fn(&[i8], &[u8], &mut [i32]),
+}
+
+impl Kernels {
     /// `Σ q[i] · c[i]` of an int8 query `q` and a row of 4-bit codes `c` (0..=15) packed as
     /// [`pack_u4`] lays them out ([`u4_bytes`]`(q.len())` bytes).
-    pub dot_u4: fn(&[i8], &[u8]) -> i32,
+    pub fn dot_u4(&self, q: &[i8], row: &[u8]) -> i32 {
+        let mut out = [0];
+        self.dot_u4_rows(q, row, &mut out);
+        out[0]
+    }
+
     /// `dot_u4` of one query with each of many packed rows laid end to end (`rows` holds
     /// `out.len()` rows of `u4_bytes(q.len())` bytes); rows are taken four at a time.
-    pub dot_u4_rows: fn(&[i8], &[u8], &mut [i32]),
+    pub fn dot_u4_rows(&self, q: &[i8], rows: &[u8], out: &mut [i32]) {
+        assert!(
+            rows.len() >= out.len() * u4_bytes(q.len()),
+            "fewer rows than answers"
+        );
+        (self.u4_rows)(q, rows, out)
+    }
 }
 
 /// Ask for the cache lines of `data` ahead of their use (a hint: nothing where the CPU has no
@@ -86,8 +102,7 @@ impl std::fmt::Debug for Kernels {
 pub const PORTABLE: Kernels = Kernels {
     name: "portable",
     dot_f32: portable::dot_f32,
-    dot_u4: portable::dot_u4,
-    dot_u4_rows: portable::dot_u4_rows,
+    u4_rows: portable::dot_u4_rows,
 };
 
 /// The kernels to use now: the fastest this CPU runs, or the portable ones with the
@@ -190,7 +205,6 @@ mod portable {
 
     pub fn dot_u4_rows(q: &[i8], rows: &[u8], out: &mut [i32]) {
         let rb = u4_bytes(q.len());
-        assert!(rows.len() >= out.len() * rb, "fewer rows than answers");
         for (r, o) in out.iter_mut().enumerate() {
             *o = dot_u4(q, &rows[r * rb..(r + 1) * rb]);
         }
@@ -223,40 +237,19 @@ mod x86 {
             && is_x86_feature_detected!("avx512vnni")
     }
 
-    // The safe wrappers below are only ever reached through these tables, and a table is only
-    // handed out (by `available`) when the CPU reports its features.
+    // The safe wrappers below are only ever reached through these tables, a table is only
+    // handed out (by `available`) when the CPU reports its features, and `u4_rows` only through
+    // `Kernels::dot_u4_rows`, which checks the lengths the kernels read by.
     pub const AVX2: Kernels = Kernels {
         name: "avx2",
         dot_f32: |a, b| unsafe { dot_f32_avx2(a, b) },
-        dot_u4: |q, row| {
-            let mut out = [0];
-            (AVX2.dot_u4_rows)(q, row, &mut out);
-            out[0]
-        },
-        dot_u4_rows: |q, rows, out| {
-            assert!(
-                rows.len() >= out.len() * u4_bytes(q.len()),
-                "fewer rows than answers"
-            );
-            unsafe { dot_u4_rows_avx2(q, rows, out) }
-        },
+        u4_rows: |q, rows, out| unsafe { dot_u4_rows_avx2(q, rows, out) },
     };
 
     pub const AVX512: Kernels = Kernels {
         name: "avx512-vnni",
         dot_f32: |a, b| unsafe { dot_f32_avx512(a, b) },
-        dot_u4: |q, row| {
-            let mut out = [0];
-            (AVX512.dot_u4_rows)(q, row, &mut out);
-            out[0]
-        },
-        dot_u4_rows: |q, rows, out| {
-            assert!(
-                rows.len() >= out.len() * u4_bytes(q.len()),
-                "fewer rows than answers"
-            );
-            unsafe { dot_u4_rows_vnni(q, rows, out) }
-        },
+        u4_rows: |q, rows, out| unsafe { dot_u4_rows_vnni(q, rows, out) },
     };
 
     #[target_feature(enable = "avx2")]
@@ -483,10 +476,10 @@ mod tests {
             .iter()
             .map(|c| q.iter().zip(c).map(|(&q, &c)| q as i32 * c as i32).sum())
             .collect();
-        let one = (k.dot_u4)(q, &packed[..u4_bytes(q.len())]);
+        let one = k.dot_u4(q, &packed[..u4_bytes(q.len())]);
         assert_eq!(one, want[0], "{k:?} u4 len {}", q.len());
         let mut got = [0i32; 5];
-        (k.dot_u4_rows)(q, packed, &mut got);
+        k.dot_u4_rows(q, packed, &mut got);
         assert_eq!(
             got.as_slice(),
             want.as_slice(),

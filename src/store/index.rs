@@ -70,13 +70,18 @@ pub struct Scored {
     pub created_at: i64,
 }
 
+/// The largest magnitude in `v` (never 0, so it can divide).
+fn max_abs(v: &[f32]) -> f32 {
+    v.iter().fold(0.0f32, |m, x| m.max(x.abs())).max(1e-12)
+}
+
 /// Bytes of one row's 4-bit code.
 pub const CODE_BYTES: usize = kernels::u4_bytes(EMBED_DIM);
 
 /// `v` as 4-bit codes (0..=15, 7.5 standing for 0) appended to `out`, packed; returns the row's
 /// scale for [`QueryCode::estimate`]: `v[i] ≈ (c[i] - 7.5) · 2·max/15`.
 fn quantize_u4(v: &[f32], out: &mut Vec<u8>) -> f32 {
-    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs())).max(1e-12);
+    let max = max_abs(v);
     let k = 7.5 / max;
     let codes: Vec<u8> = v
         .iter()
@@ -96,7 +101,7 @@ pub struct QueryCode {
 
 impl QueryCode {
     pub fn new(v: &[f32]) -> QueryCode {
-        let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs())).max(1e-12);
+        let max = max_abs(v);
         let k = 127.0 / max;
         let q: Vec<i8> = v.iter().map(|x| (x * k).round() as i8).collect();
         let sum15 = 15 * q.iter().map(|&c| c as i32).sum::<i32>();
@@ -258,7 +263,7 @@ impl VecIndex {
                 .into_iter()
                 .map(|i| {
                     let (code, scale) = self.code(i);
-                    (qc.estimate((k.dot_u4)(&qc.q, code), scale), i as u32)
+                    (qc.estimate(k.dot_u4(&qc.q, code), scale), i as u32)
                 })
                 .collect();
             let pool = (n * POOL_FACTOR).max(MIN_POOL).min(approx.len());
@@ -311,7 +316,7 @@ impl VecIndex {
                     let end = (start + SCAN_BLOCK).min(rows.end);
                     let dots = &mut dots[..end - start];
                     let codes = &self.codes[start * CODE_BYTES..end * CODE_BYTES];
-                    (k.dot_u4_rows)(&qc.q, codes, dots);
+                    k.dot_u4_rows(&qc.q, codes, dots);
                     // The estimates of the whole block, then a bit for each that reaches the
                     // floor, 64 rows to a word (loops the compiler vectorises, with no branch
                     // per row to mispredict), then only the rows whose bit is set.
@@ -462,7 +467,7 @@ mod tests {
             assert_eq!(code.len(), CODE_BYTES);
             let qc = QueryCode::new(&q);
             let q_scale = q.iter().fold(0.0f32, |m, x| m.max(x.abs())) / 127.0;
-            let dot = (crate::kernels::PORTABLE.dot_u4)(&qc.q, &code);
+            let dot = crate::kernels::PORTABLE.dot_u4(&qc.q, &code);
             let estimate = qc.estimate(dot, scale) * q_scale;
             let exact: f32 = v.iter().zip(&q).map(|(a, b)| a * b).sum();
             // |error| ≤ Σ|q|·step/2 (the row's rounding) + Σ(|v| + step/2)·q_step/2 (the

@@ -374,7 +374,7 @@ impl Store {
             let kernels = crate::kernels::current();
             let qc = QueryCode::new(q);
             let mut dots = vec![0i32; c.rows.len()];
-            (kernels.dot_u4_rows)(&qc.q, &c.codes, &mut dots);
+            kernels.dot_u4_rows(&qc.q, &c.codes, &mut dots);
             let mut approx: Vec<(f32, u32)> = dots
                 .iter()
                 .zip(&c.scale)
