@@ -36,6 +36,10 @@ fn engine(c: &mut Criterion) {
         scenario(c, name, size, true);
         scenario(c, name, size, false);
     }
+    // The large size builds a 100 000-memory corpus first (about a minute): on request only.
+    if std::env::var_os("UMWELT_BENCH_100K").is_some() {
+        scenario(c, "recall_nofilter", 100_000, true);
+    }
     for (name, size) in [
         ("remember", 10_000),
         ("startup", 10_000),

@@ -1,8 +1,10 @@
 //! The vector kernels alone (`src/kernels.rs`), each one this CPU runs: one 384-dimension dot
 //! product, a scan of 10 000 f32 rows, and the index's first pass over 10 000 rows of 4-bit
-//! codes, a block of rows at a time. `cargo bench --bench kernels`.
+//! codes (10 000 and 100 000 rows), a block of rows at a time. `cargo bench --bench kernels`.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion};
 use umwelt::bench::Rng;
 use umwelt::kernels;
 
@@ -38,16 +40,38 @@ fn bench(c: &mut Criterion) {
         for row in c4.chunks_exact(DIM) {
             kernels::pack_u4(row, &mut packed);
         }
-        c.bench_function(&format!("scan_u4_rows_10k/{}", k.name), |b| {
+        // The same rows ten times over (19 MB, out of the cores' own caches, as at 100 000).
+        let large = packed.repeat(10);
+        for (size, rows) in [("10k", &packed), ("100k", &large)] {
+            c.bench_function(&format!("scan_u4_rows_{size}/{}", k.name), |b| {
+                b.iter(|| {
+                    rows.chunks(256 * u4_row)
+                        .map(|block| {
+                            let n = block.len() / u4_row;
+                            k.dot_u4_rows(&qc, block, &mut dots[..n]);
+                            dots[..n].iter().copied().max().unwrap_or(i32::MIN)
+                        })
+                        .max()
+                })
+            });
+        }
+        // 2 000 rows scattered over the 10 000, as a holder's claims are over the index: one
+        // call per row (four rows' work for one answer) against one call for all of them.
+        let picked: Vec<u32> = (0..2000u32).map(|i| (i * 7919) % ROWS as u32).collect();
+        let mut out = vec![0i32; picked.len()];
+        c.bench_function(&format!("u4_one_by_one_2000/{}", k.name), |b| {
             b.iter(|| {
-                packed
-                    .chunks(256 * u4_row)
-                    .map(|block| {
-                        let n = block.len() / u4_row;
-                        k.dot_u4_rows(&qc, block, &mut dots[..n]);
-                        dots[..n].iter().copied().max().unwrap_or(i32::MIN)
-                    })
-                    .max()
+                for (o, &r) in out.iter_mut().zip(&picked) {
+                    let r = r as usize;
+                    *o = k.dot_u4(&qc, &packed[r * u4_row..(r + 1) * u4_row]);
+                }
+                out[0]
+            })
+        });
+        c.bench_function(&format!("u4_picked_2000/{}", k.name), |b| {
+            b.iter(|| {
+                k.dot_u4_picked(&qc, &packed, &picked, &mut out);
+                out[0]
             })
         });
     }

@@ -28,6 +28,8 @@ pub struct Kernels {
     pub dot_f32: fn(&[f32], &[f32]) -> f32,
     /// [`Kernels::dot_u4_rows`] once its lengths are checked (the wide kernels rely on them).
     u4_rows: fn(&[i8], &[u8], &mut [i32]),
+    /// [`Kernels::dot_u4_picked`] once its rows are checked.
+    u4_picked: fn(&[i8], &[u8], &[u32], &mut [i32]),
 }
 
 impl Kernels {
@@ -47,6 +49,18 @@ impl Kernels {
             "fewer rows than answers"
         );
         (self.u4_rows)(q, rows, out)
+    }
+
+    /// `dot_u4` of one query with the rows `picked` of a table of packed rows (`out[j]` is row
+    /// `picked[j]`'s): the rows a first pass kept, scattered over the table.
+    pub fn dot_u4_picked(&self, q: &[i8], table: &[u8], picked: &[u32], out: &mut [i32]) {
+        let rb = u4_bytes(q.len());
+        assert!(
+            picked.len() == out.len()
+                && picked.iter().all(|&r| (r as usize + 1) * rb <= table.len()),
+            "a picked row outside the table"
+        );
+        (self.u4_picked)(q, table, picked, out)
     }
 }
 
@@ -103,6 +117,7 @@ pub const PORTABLE: Kernels = Kernels {
     name: "portable",
     dot_f32: portable::dot_f32,
     u4_rows: portable::dot_u4_rows,
+    u4_picked: portable::dot_u4_picked,
 };
 
 /// The kernels to use now: the fastest this CPU runs, or the portable ones with the
@@ -209,6 +224,14 @@ mod portable {
             *o = dot_u4(q, &rows[r * rb..(r + 1) * rb]);
         }
     }
+
+    pub fn dot_u4_picked(q: &[i8], table: &[u8], picked: &[u32], out: &mut [i32]) {
+        let rb = u4_bytes(q.len());
+        for (&r, o) in picked.iter().zip(out) {
+            let r = r as usize;
+            *o = dot_u4(q, &table[r * rb..(r + 1) * rb]);
+        }
+    }
 }
 
 /// The codes past the last whole block: two to a byte, in order.
@@ -238,18 +261,25 @@ mod x86 {
     }
 
     // The safe wrappers below are only ever reached through these tables, a table is only
-    // handed out (by `available`) when the CPU reports its features, and `u4_rows` only through
-    // `Kernels::dot_u4_rows`, which checks the lengths the kernels read by.
+    // handed out (by `available`) when the CPU reports its features, and the row kernels only
+    // through `Kernels::dot_u4_rows` and `dot_u4_picked`, which check the
+    // lengths and rows the kernels read by.
     pub const AVX2: Kernels = Kernels {
         name: "avx2",
         dot_f32: |a, b| unsafe { dot_f32_avx2(a, b) },
-        u4_rows: |q, rows, out| unsafe { dot_u4_rows_avx2(q, rows, out) },
+        u4_rows: |q, rows, out| unsafe { dot_u4_rows_avx2(q, rows, |r| r, out) },
+        u4_picked: |q, table, picked, out| unsafe {
+            dot_u4_rows_avx2(q, table, |r| picked[r] as usize, out)
+        },
     };
 
     pub const AVX512: Kernels = Kernels {
         name: "avx512-vnni",
         dot_f32: |a, b| unsafe { dot_f32_avx512(a, b) },
-        u4_rows: |q, rows, out| unsafe { dot_u4_rows_vnni(q, rows, out) },
+        u4_rows: |q, rows, out| unsafe { dot_u4_rows_vnni(q, rows, |r| r, out) },
+        u4_picked: |q, table, picked, out| unsafe {
+            dot_u4_rows_vnni(q, table, |r| picked[r] as usize, out)
+        },
     };
 
     #[target_feature(enable = "avx2")]
@@ -312,7 +342,12 @@ mod x86 {
     /// `2 · 15 · 127` per pair cannot saturate) and `madd` widens to i32. Rows left over, and
     /// codes past the last whole block, go as in the portable kernel.
     #[target_feature(enable = "avx2")]
-    unsafe fn dot_u4_rows_avx2(q: &[i8], rows: &[u8], out: &mut [i32]) {
+    unsafe fn dot_u4_rows_avx2(
+        q: &[i8],
+        rows: &[u8],
+        at: impl Fn(usize) -> usize,
+        out: &mut [i32],
+    ) {
         let d = q.len();
         let (blocks, rb) = (d / U4_BLOCK, u4_bytes(d));
         let whole = blocks * U4_BLOCK;
@@ -320,7 +355,7 @@ mod x86 {
         let ones = _mm256_set1_epi16(1);
         let qp = q.as_ptr();
         for (r, out) in (0..).step_by(4).zip(out.chunks_mut(4)) {
-            let row = four_rows(rows, rb, r, out.len());
+            let row = four_rows(rows, rb, r, out.len(), &at);
             let mut acc = [_mm256_setzero_si256(); 4];
             for b in 0..blocks {
                 for h in 0..2 {
@@ -347,7 +382,12 @@ mod x86 {
     /// mask and a shift, and two `vpdpbusd` (codes unsigned, query signed: its operands as they
     /// are, no sign trick); the query's blocks are loaded once.
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vnni")]
-    unsafe fn dot_u4_rows_vnni(q: &[i8], rows: &[u8], out: &mut [i32]) {
+    unsafe fn dot_u4_rows_vnni(
+        q: &[i8],
+        rows: &[u8],
+        at: impl Fn(usize) -> usize,
+        out: &mut [i32],
+    ) {
         let d = q.len();
         let (blocks, rb) = (d / U4_BLOCK, u4_bytes(d));
         let whole = blocks * U4_BLOCK;
@@ -362,7 +402,7 @@ mod x86 {
             })
             .collect();
         for (r, out) in (0..).step_by(4).zip(out.chunks_mut(4)) {
-            let row = four_rows(rows, rb, r, out.len());
+            let row = four_rows(rows, rb, r, out.len(), &at);
             let mut acc = [_mm512_setzero_si512(); 4];
             for (b, (ql, qh)) in qb.iter().enumerate() {
                 for (row, acc) in row.iter().zip(acc.iter_mut()) {
@@ -379,15 +419,24 @@ mod x86 {
         }
     }
 
-    /// Where rows `r..r + n` (n ≤ 4) of `rows` start; past the last, the first again (its
-    /// answer is computed and dropped, so a short group costs no second loop).
-    fn four_rows(rows: &[u8], rb: usize, r: usize, n: usize) -> [*const u8; 4] {
-        std::array::from_fn(|i| rows[(r + if i < n { i } else { 0 }) * rb..].as_ptr())
+    /// Where the rows `at(r)..at(r + n)` (n ≤ 4) of `rows` start, `rb` bytes a row; past the
+    /// last, the first again (its answer is computed and dropped, so a short group costs no
+    /// second loop). Unchecked: the public entries have checked that every row `at` gives is
+    /// inside `rows` (a check per group here cost as much as scoring the group).
+    #[inline(always)]
+    unsafe fn four_rows(
+        rows: &[u8],
+        rb: usize,
+        r: usize,
+        n: usize,
+        at: impl Fn(usize) -> usize,
+    ) -> [*const u8; 4] {
+        std::array::from_fn(|i| rows.as_ptr().add(at(r + if i < n { i } else { 0 }) * rb))
     }
 
     /// Write the first `out.len()` of the four block sums, each with its row's codes past the
     /// last whole block.
-    #[inline]
+    #[inline(always)]
     unsafe fn finish_u4(
         q: &[i8],
         whole: usize,
@@ -484,6 +533,17 @@ mod tests {
             got.as_slice(),
             want.as_slice(),
             "{k:?} u4 rows of {}",
+            q.len()
+        );
+        // The same rows picked out of order, one twice, five of them (a group and one over).
+        let picked = [4u32, 0, 2, 2, 3];
+        let mut got = [0i32; 5];
+        k.dot_u4_picked(q, packed, &picked, &mut got);
+        let want_picked: Vec<i32> = picked.iter().map(|&r| want[r as usize]).collect();
+        assert_eq!(
+            got.as_slice(),
+            want_picked,
+            "{k:?} u4 picked of {}",
             q.len()
         );
     }

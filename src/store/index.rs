@@ -259,13 +259,8 @@ impl VecIndex {
             rows.into_iter().map(score).collect()
         } else {
             let qc = QueryCode::new(q);
-            let mut approx: Vec<(f32, u32)> = rows
-                .into_iter()
-                .map(|i| {
-                    let (code, scale) = self.code(i);
-                    (qc.estimate(k.dot_u4(&qc.q, code), scale), i as u32)
-                })
-                .collect();
+            let rows: Vec<u32> = rows.into_iter().map(|i| i as u32).collect();
+            let mut approx = self.estimate_u4(k, &qc, &rows);
             let pool = (n * POOL_FACTOR).max(MIN_POOL).min(approx.len());
             approx.select_nth_unstable_by(pool - 1, |a, b| b.0.total_cmp(&a.0));
             approx[..pool]
@@ -371,6 +366,32 @@ impl VecIndex {
             self.rescore(q, &rows)
         };
         best(out, n)
+    }
+
+    /// The 4-bit estimates of `rows`, scattered over the table (the codes of the next group are
+    /// asked of memory while this one is scored): (estimate, row).
+    fn estimate_u4(&self, k: &Kernels, qc: &QueryCode, rows: &[u32]) -> Vec<(f32, u32)> {
+        const GROUP: usize = 32;
+        let mut dots = [0i32; GROUP];
+        let mut out = Vec::with_capacity(rows.len());
+        let code = |r: u32| &self.codes[r as usize * CODE_BYTES..(r as usize + 1) * CODE_BYTES];
+        for &r in rows.iter().take(GROUP) {
+            kernels::prefetch(code(r));
+        }
+        for (g, group) in rows.chunks(GROUP).enumerate() {
+            for &r in rows.iter().skip((g + 1) * GROUP).take(GROUP) {
+                kernels::prefetch(code(r));
+            }
+            let dots = &mut dots[..group.len()];
+            k.dot_u4_picked(&qc.q, &self.codes, group, dots);
+            out.extend(
+                group
+                    .iter()
+                    .zip(&*dots)
+                    .map(|(&r, &dot)| (qc.estimate(dot, self.scale[r as usize]), r)),
+            );
+        }
+        out
     }
 
     /// `rows` scored exactly. They are scattered over the index, each a cold 1.5 KB: the row a
