@@ -121,6 +121,27 @@ impl VecIndex {
         self.ids.len()
     }
 
+    /// The bytes of memory this index keeps resident: every row's vector, code and bookkeeping,
+    /// and its maps' tables. (Room a vector has grown into but not filled is left out: the
+    /// system gives it pages only once written.)
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let row = 2 * size_of::<i64>()
+            + size_of::<u32>()
+            + size_of::<f32>()
+            + CODE_BYTES
+            + EMBED_DIM * size_of::<f32>();
+        // A hash map has a control byte for each slot of its table, and a key and value for
+        // each entry.
+        let pos = self.pos.capacity() + self.pos.len() * size_of::<(i64, usize)>();
+        let sessions: usize = self
+            .sessions
+            .keys()
+            .map(|k| k.len() + size_of::<(String, u32)>() + 1)
+            .sum();
+        self.len() * row + pos + sessions
+    }
+
     /// The ids held, in no particular order.
     pub fn ids(&self) -> &[i64] {
         &self.ids
@@ -503,6 +524,19 @@ mod tests {
             // And far tighter than that bound in practice (the errors do not all line up).
             assert!((estimate - exact).abs() < 0.05, "seed {seed}");
         }
+    }
+
+    /// The heap an index reports is at least its vectors and codes, and not much more.
+    #[test]
+    fn an_index_counts_the_heap_it_holds() {
+        let mut idx = VecIndex::default();
+        assert!(idx.heap_bytes() < 1024);
+        for i in 0..3000 {
+            idx.upsert(i, if i % 2 == 0 { "a" } else { "b" }, i, &unit(i as u64));
+        }
+        let floor = 3000 * (4 * EMBED_DIM + CODE_BYTES + 8 + 8 + 4 + 4 + 16);
+        let got = idx.heap_bytes();
+        assert!(got >= floor && got < 2 * floor, "{got} bytes for {floor}");
     }
 
     #[test]

@@ -225,6 +225,12 @@ impl Store {
         Ok(())
     }
 
+    /// The bytes the loaded vector indexes hold in memory (every holder's).
+    pub fn index_bytes(&self) -> usize {
+        let indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+        indexes.values().map(VecIndex::heap_bytes).sum()
+    }
+
     /// How recalls have been served since the store was opened.
     pub fn recall_stats(&self) -> RecallStats {
         RecallStats {

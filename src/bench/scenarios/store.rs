@@ -42,6 +42,16 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     .sizes(&[1_000, 10_000, 100_000])
     .corpus_sized(),
     Scenario::new(
+        "index_memory",
+        "memory the vector index holds, per 100 000 memories (MiB, not ms)",
+        index_memory,
+    )
+    // Issue 17: at most 0.6 GB of resident index for 1 000 000 memories, so 57.2 MiB a 100 000.
+    .targets(&[(100_000, 57.2)])
+    .sizes(&[100_000])
+    .iterations(1)
+    .corpus_sized(),
+    Scenario::new(
         "remember",
         "writing one memory and indexing it (vector given)",
         remember,
@@ -186,6 +196,23 @@ fn forget(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
             }
         }
         timed(ms)
+    })
+}
+
+/// The heap of the corpus's index once loaded (counted by the index, not read off the process's
+/// resident set, which the scenarios before this one have grown and the allocator keeps).
+fn index_memory(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
+    let path = ctx.corpus(size)?.path.clone();
+    prepared(0, move |_| {
+        let store = Store::open(&path)?;
+        store.preload(SCOPE)?;
+        let bytes = store.index_bytes();
+        if bytes == 0 {
+            return Err(Error::InvalidInput(
+                "the index did not load (are the optimisations off?)".into(),
+            ));
+        }
+        timed(bytes as f64 / (1024.0 * 1024.0) * 100_000.0 / size.max(1) as f64)
     })
 }
 
