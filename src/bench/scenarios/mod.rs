@@ -10,6 +10,7 @@
 //! apart from them (`bench/corpus.rs`, `bench/dictation.rs`).
 
 mod embed;
+mod loading;
 mod speech;
 mod store;
 mod town;
@@ -29,7 +30,7 @@ use crate::optimisations;
 /// Every suite the harness knows; the first is the default.
 pub const SUITES: &[Suite] = &[ENGINE, town::SUITE];
 
-/// The app's own scenarios: memory, embedding, speech and voice. `umwelt-cli bench`, the
+/// The app's own scenarios: memory, embedding, speech, voice and loading the models. `umwelt-cli bench`, the
 /// dashboard and criterion run this one.
 pub const ENGINE: Suite = Suite {
     name: "engine",
@@ -39,6 +40,7 @@ pub const ENGINE: Suite = Suite {
         embed::SCENARIOS,
         speech::SCENARIOS,
         voice::SCENARIOS,
+        loading::SCENARIOS,
     ],
 };
 
