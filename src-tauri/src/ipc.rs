@@ -44,6 +44,7 @@ pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
             dictation::list_microphones,
             dictation::start_microphone_check,
             dictation::stop_microphone_check,
+            dictation::prefetch_dictation,
             dictation::start_dictation,
             dictation::stop_dictation,
             dictation::list_drafts,

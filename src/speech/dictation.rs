@@ -756,8 +756,27 @@ impl Dictation {
     /// with neither draft nor memory becomes a draft. Recordings still being recorded or stopped
     /// (their spool is locked) are left alone. A damaged spool is renamed `*.spool.damaged` and
     /// reported; the others go on.
-    pub fn recover(&self, ears: &Ears, store: &Store) -> Recovery {
+    ///
+    /// `ears` loads the speech models, called at most once and only when a recording has to be
+    /// transcribed (at most starts there are none, and whisper need not load). If it fails, the
+    /// recordings that needed it stay as they are, for the next start, and the failure is
+    /// reported.
+    pub fn recover(&self, ears: &dyn Fn() -> Result<Ears>, store: &Store) -> Recovery {
         let mut out = Recovery::default();
+        // Not tried yet, or what trying gave (`None`: it failed, and that is reported once).
+        let mut loaded: Option<Option<Ears>> = None;
+        let mut ears_now = |out: &mut Recovery| -> Option<Ears> {
+            loaded
+                .get_or_insert_with(|| match ears() {
+                    Ok(e) => Some(e),
+                    Err(e) => {
+                        tracing::warn!("recovery: loading the speech models: {e}");
+                        out.problems.push(format!("loading the speech models: {e}"));
+                        None
+                    }
+                })
+                .clone()
+        };
         let Ok(dir) = std::fs::read_dir(&self.recordings_dir) else {
             return out;
         };
@@ -835,8 +854,11 @@ impl Dictation {
                     continue;
                 }
                 // Its WAV (if the kill came after it) is rewritten with the draft.
+                let Some(ears) = ears_now(&mut out) else {
+                    continue;
+                };
                 draft_files.insert(id.clone());
-                match self.draft_from_spool(&path, ears) {
+                match self.draft_from_spool(&path, &ears) {
                     Ok(d) => out.recovered.push(d),
                     Err(e) => {
                         if path.exists() {
@@ -855,9 +877,12 @@ impl Dictation {
                 }
                 match store.memory_with_audio(&audio) {
                     Ok(Some(_)) => {}
-                    Ok(None) => match self.draft_from_wav(&id, &path, ears) {
-                        Ok(d) => out.recovered.push(d),
-                        Err(e) => out.problems.push(e.to_string()),
+                    Ok(None) => match ears_now(&mut out) {
+                        Some(ears) => match self.draft_from_wav(&id, &path, &ears) {
+                            Ok(d) => out.recovered.push(d),
+                            Err(e) => out.problems.push(e.to_string()),
+                        },
+                        None => {}
                     },
                     Err(e) => out.problems.push(e.to_string()),
                 }

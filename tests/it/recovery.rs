@@ -126,7 +126,7 @@ fn a_spool_cut_mid_sample_is_still_transcribed() {
         .write_all(&[1])
         .unwrap();
     let store = Store::open(dir.path().join("m.sqlite")).unwrap();
-    let r = Dictation::new(&recordings).recover(&Ears::load().unwrap(), &store);
+    let r = Dictation::new(&recordings).recover(&Ears::load, &store);
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert!(r.recovered[0].problem.is_none(), "{:?}", r.recovered[0]);
     assert_eq!(r.recovered.len(), 1);
@@ -134,5 +134,47 @@ fn a_spool_cut_mid_sample_is_still_transcribed() {
         common::words(&r.recovered[0].text).contains(&"milk".to_string()),
         "{}",
         r.recovered[0].text
+    );
+}
+
+/// The speech models load at start only when a recording needs them: a folder with nothing to
+/// transcribe never calls the loader; one whose loader fails keeps its spool as it was (not
+/// set aside as damaged) for the next start, and says why once.
+#[test]
+fn recovery_loads_whisper_only_for_a_recording_and_keeps_it_when_loading_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let recordings = dir.path().join("recordings");
+    std::fs::create_dir_all(&recordings).unwrap();
+    std::fs::write(recordings.join("7.wav.part"), b"half a file").unwrap();
+    let store = Store::open(dir.path().join("m.sqlite")).unwrap();
+    let calls = std::cell::Cell::new(0);
+    let failing = || -> umwelt::Result<Ears> {
+        calls.set(calls.get() + 1);
+        Err(umwelt::Error::NotFound("the whisper model (a test)".into()))
+    };
+    let r = Dictation::new(&recordings).recover(&failing, &store);
+    assert_eq!(calls.get(), 0, "nothing needed transcribing");
+    assert!(r.problems.is_empty() && r.recovered.is_empty(), "{r:?}");
+    assert!(!recordings.join("7.wav.part").exists());
+
+    for _ in 0..2 {
+        let mut w = SpoolWriter::create(&recordings, 16_000).unwrap();
+        w.append(&vec![0.1; 16_000]).unwrap();
+    }
+    let spools = spool::unfinished(&recordings);
+    assert_eq!(spools.len(), 2);
+    let r = Dictation::new(&recordings).recover(&failing, &store);
+    assert_eq!(calls.get(), 1, "tried once for both");
+    assert!(r.recovered.is_empty(), "{r:?}");
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert!(
+        r.problems[0].contains("loading the speech models"),
+        "{:?}",
+        r.problems
+    );
+    assert_eq!(
+        spool::unfinished(&recordings),
+        spools,
+        "the spools wait for the next start"
     );
 }

@@ -131,7 +131,7 @@ fn a_nul_in_the_vocabulary_is_an_error_for_whisper_the_listener_and_recovery_nev
     w.append(&vec![0.0; 16_000]).unwrap();
     drop(w);
     let store = umwelt::Store::open(dir.path().join("m.sqlite")).unwrap();
-    let r = Dictation::new(&recordings).recover(&nul, &store);
+    let r = Dictation::new(&recordings).recover(&|| Ok(nul.clone()), &store);
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert_eq!(r.recovered.len(), 1);
     let problem = r.recovered[0].problem.clone().unwrap_or_default();

@@ -161,7 +161,7 @@ fn a_dictation_is_a_draft_of_the_users_holder_from_recording_to_memory() {
         .unwrap();
     assert!(store.unsaved(&lost.id).unwrap().is_none());
     store.put_unsaved("42", "me", "an orphan", 5).unwrap();
-    let r = d.recover(&ears, &store);
+    let r = d.recover(&|| Ok(ears.clone()), &store);
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert_eq!(store.unsaved_names().unwrap(), vec![lost.id.clone()]);
     assert!(store.unsaved(&lost.id).unwrap().unwrap().claim.is_some());

@@ -99,6 +99,14 @@ export const commands = {
 	startMicrophoneCheck: (device: string | null) => __TAURI_INVOKE<string>("start_microphone_check", { device }),
 	/**  End the microphone check (resolves once the device is closed). */
 	stopMicrophoneCheck: () => __TAURI_INVOKE<null>("stop_microphone_check"),
+	/**
+	 *  Load whisper and the voice activity detector now if they are not loaded: the Record button
+	 *  asks when it is first focused or pointed at. Loading takes about 0.2 s (`load_ears` in the
+	 *  harness), about the time from pointing at the button to pressing it, so the first dictation
+	 *  does not wait, and their memory (up to ~115 MiB) stays free until then. A failure is left
+	 *  for Record to report.
+	 */
+	prefetchDictation: () => __TAURI_INVOKE<null>("prefetch_dictation"),
 	/**  Start dictating from `device` (or the microphone chosen in Settings, or the default). */
 	startDictation: (device: string | null) => __TAURI_INVOKE<null>("start_dictation", { device }),
 	/**  Stop dictating; resolves with the draft (also announced as a `dictation-state` event). */

@@ -70,6 +70,18 @@ class Dictating {
     this.drafts = [...this.drafts.filter((x) => x.id !== d.id), d];
   }
 
+  #prefetched = false;
+
+  /**
+   * The Record button was focused or pointed at: have the speech models loaded before it is
+   * pressed (once; a failure is left for Record to report).
+   */
+  prefetch() {
+    if (this.#prefetched) return;
+    this.#prefetched = true;
+    commands.prefetchDictation().catch(() => (this.#prefetched = false));
+  }
+
   /** The Record button: start, or stop if listening. */
   async toggle() {
     this.error = null;

@@ -1,5 +1,6 @@
 //! The speech models (whisper and the voice activity detector): which one is used, loading them
-//! all once after start-up, and unloading them when dictation has been idle. The embedding model
+//! after start-up (when a global shortcut may ask for a dictation at any moment; otherwise when
+//! the Record button is first focused), and unloading them when dictation has been idle. The embedding model
 //! belongs to the store, the voice to [`super::speaker::SpeakerOwner`].
 
 use std::sync::atomic::AtomicBool;
@@ -63,11 +64,23 @@ impl SpeechModels {
     }
 }
 
+/// Whether whisper and the VAD load at start ([`warm_up`]) rather than when first wanted: with
+/// a global dictation shortcut, a press must start listening at once, from anywhere; without
+/// one, a dictation starts at the Record button, which loads them when first focused or pointed
+/// at (`prefetch_dictation`; loading takes about 0.2 s, `load_ears` in the harness), and their
+/// memory (up to ~115 MiB) stays free until the user dictates. (The embedding model and the
+/// voice always load at start: 0.28 s would land on the first search, and 1.1 s on the first
+/// reply read aloud, whose target for the first sound is 0.5 s; docs/PERFORMANCE.md.)
+pub fn ears_at_start(settings: &Settings) -> bool {
+    !settings.shortcut.trim().is_empty()
+}
+
 /// On the `umwelt-warm-up` thread, so the first search, dictation or reply does not wait: load
 /// the holder's vectors and the embedding model; re-embed the memories an older model made
-/// (`reembed-progress`); load whisper and the VAD and turn recordings a crash left behind into
-/// drafts (`recovered`); load the voice. Start-up never waits for any of it; a failure (or a
-/// panic) in one step is logged and the next steps still run; the first real use reports it.
+/// (`reembed-progress`); turn recordings a crash left behind into drafts (`recovered`; whisper
+/// and the VAD load for that only if a recording needs them); load whisper and the VAD if
+/// [`ears_at_start`] says so; load the voice. Start-up never waits for any of it; a failure (or
+/// a panic) in one step is logged and the next steps still run; the first real use reports it.
 pub fn warm_up(state: &AppState) {
     let store = state.store.clone();
     let dictation = state.dictation.clone();
@@ -76,9 +89,9 @@ pub fn warm_up(state: &AppState) {
         state.speech_models.vad.clone(),
     );
     let scope = state.scope.clone();
-    let (decoding, voice) = {
+    let (decoding, voice, ears_now) = {
         let s = state.settings.lock().unwrap_or_else(|p| p.into_inner());
-        (s.decoding(), s.voice.clone())
+        (s.decoding(), s.voice.clone(), ears_at_start(&s))
     };
     let speaker = state.speaker.speaker.clone();
     let events: Arc<dyn Emit> = state.events.clone();
@@ -113,10 +126,15 @@ pub fn warm_up(state: &AppState) {
                     .map(|_| ())
             });
             step("recovering recordings a crash left", &mut || {
-                let ears = Ears {
-                    vad: vad.get()?,
-                    transcriber: transcriber.get()?,
-                    decoding: decoding.clone(),
+                // Whisper loads only if a recording needs transcribing: at most starts none
+                // does, and the first dictation loads it (prefetched when the Record button
+                // is first focused or pointed at).
+                let ears = || {
+                    Ok(Ears {
+                        vad: vad.get()?,
+                        transcriber: transcriber.get()?,
+                        decoding: decoding.clone(),
+                    })
                 };
                 let r = dictation.recover(&ears, &store);
                 if !r.recovered.is_empty() || !r.problems.is_empty() {
@@ -124,11 +142,32 @@ pub fn warm_up(state: &AppState) {
                 }
                 Ok(())
             });
+            if ears_now {
+                step("loading whisper for the shortcut", &mut || {
+                    vad.get()?;
+                    transcriber.get().map(drop)
+                });
+            }
             step("loading the voice", &mut || {
                 speaker.warm_up(&voice).map(|_| ())
             });
         });
     if let Err(e) = spawned {
         tracing::warn!("the warm-up did not start ({e}); models load on first use");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whisper_loads_at_start_only_for_a_shortcut() {
+        let mut s = Settings::default();
+        assert!(ears_at_start(&s), "the default shortcut must start at once");
+        s.shortcut = " ".into();
+        assert!(!ears_at_start(&s));
+        s.shortcut.clear();
+        assert!(!ears_at_start(&s));
     }
 }

@@ -96,7 +96,7 @@ pub fn recover(db: &Option<PathBuf>, a: RecoverArgs) -> Result<()> {
     let dir = a.recordings.unwrap_or_else(paths::recordings_dir);
     let store = open(db)?;
     let dictation = speech::Dictation::new(dir);
-    let r = dictation.recover(&speech::Ears::load()?, &store);
+    let r = dictation.recover(&speech::Ears::load, &store);
     for d in &r.recovered {
         match &d.problem {
             None => {
