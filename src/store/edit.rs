@@ -82,13 +82,11 @@ impl Store {
         tx.commit()?;
         drop(conn); // lock order: indexes before conn
         if let Some((holder, session)) = placed {
-            if let Some(idx) = self
-                .indexes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_mut(&holder)
-            {
-                idx.upsert(id, &session, created_at, vector);
+            let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(idx) = indexes.get_mut(&holder) {
+                if let Err(e) = idx.upsert(id, &session, created_at, vector) {
+                    super::index::drop_failed(&mut indexes, holder, e);
+                }
             }
         }
         self.get(id)

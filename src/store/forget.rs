@@ -29,13 +29,13 @@ impl Store {
         tx.commit()?;
         drop(conn); // lock order: indexes before conn, never conn then indexes
         remove_recordings(audio);
-        for idx in self
-            .indexes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values_mut()
-        {
-            idx.remove(id);
+        let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+        let failed: Vec<(i64, std::io::Error)> = indexes
+            .iter_mut()
+            .filter_map(|(&holder, idx)| idx.remove(id).err().map(|e| (holder, e)))
+            .collect();
+        for (holder, e) in failed {
+            super::index::drop_failed(&mut indexes, holder, e);
         }
         Ok(())
     }
@@ -115,8 +115,8 @@ impl Store {
             }
             Some(_) => {
                 if let Some(idx) = indexes.get_mut(&holder) {
-                    for id in doomed {
-                        idx.remove(id);
+                    if let Err(e) = doomed.into_iter().try_for_each(|id| idx.remove(id)) {
+                        super::index::drop_failed(&mut indexes, holder, e);
                     }
                 }
             }

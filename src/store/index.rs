@@ -1,8 +1,9 @@
 //! The memory-resident vector index behind recall when optimisations are on.
 //!
 //! sqlite-vec's `vec0` scans every float of a partition (about 10 ms for 10 000 × 384 here), so
-//! the store keeps, per holder, a copy of its vectors in memory twice: as 4-bit codes (one scale
-//! per vector, 192 bytes) and as the full f32 vectors. A query, in int8, scores every code with
+//! the store keeps, per holder, a copy of its vectors twice: in memory as 4-bit codes (one scale
+//! per vector, 192 bytes), and as the full f32 vectors (on the heap while the index is small,
+//! in a side file once it is large: `full_vectors.rs`). A query, in int8, scores every code with
 //! an integer dot product (`crate::kernels`: VNNI or AVX2 when the CPU has them, a block of rows
 //! per call), keeps the best couple of hundred as it goes, and re-scores those with the full
 //! vectors (fetched a few rows ahead, as they are scattered), so the order
@@ -13,9 +14,13 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::io;
+use std::path::PathBuf;
 
 use crate::embed::EMBED_DIM;
 use crate::kernels::{self, Kernels};
+
+use super::full_vectors::FullVectors;
 
 /// How many candidates the first pass keeps for every hit finally wanted (at least [`MIN_POOL`]).
 const POOL_FACTOR: usize = 4;
@@ -54,7 +59,7 @@ pub struct VecIndex {
     scale: Vec<f32>,
     /// 4-bit codes, [`CODE_BYTES`] a row, packed as [`kernels::pack_u4`] lays them out.
     codes: Vec<u8>,
-    full: Vec<f32>,
+    full: FullVectors,
     pos: HashMap<i64, usize, IdBuild>,
     sessions: HashMap<String, u32>,
     /// The store connection's `PRAGMA data_version` when this index last matched the file: it
@@ -117,20 +122,30 @@ impl QueryCode {
 }
 
 impl VecIndex {
+    /// An empty index whose f32 vectors go to a side file in `spill_dir` once it is large
+    /// (always on the heap if `None`).
+    pub fn new(spill_dir: Option<PathBuf>) -> VecIndex {
+        VecIndex {
+            full: FullVectors::new(spill_dir),
+            ..VecIndex::default()
+        }
+    }
+
+    /// Whether the f32 vectors are in the side file rather than on the heap.
+    pub fn spilled(&self) -> bool {
+        self.full.spilled()
+    }
+
     pub fn len(&self) -> usize {
         self.ids.len()
     }
 
-    /// The bytes of memory this index keeps resident: every row's vector, code and bookkeeping,
-    /// and its maps' tables. (Room a vector has grown into but not filled is left out: the
-    /// system gives it pages only once written.)
+    /// The bytes of memory this index keeps resident: every row's code and bookkeeping, the f32
+    /// vectors while they are on the heap, and its maps' tables. (Room a vector has grown into
+    /// but not filled is left out: the system gives it pages only once written.)
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
-        let row = 2 * size_of::<i64>()
-            + size_of::<u32>()
-            + size_of::<f32>()
-            + CODE_BYTES
-            + EMBED_DIM * size_of::<f32>();
+        let row = 2 * size_of::<i64>() + size_of::<u32>() + size_of::<f32>() + CODE_BYTES;
         // A hash map has a control byte for each slot of its table, and a key and value for
         // each entry.
         let pos = self.pos.capacity() + self.pos.len() * size_of::<(i64, usize)>();
@@ -139,7 +154,7 @@ impl VecIndex {
             .keys()
             .map(|k| k.len() + size_of::<(String, u32)>() + 1)
             .sum();
-        self.len() * row + pos + sessions
+        self.len() * row + self.full.heap_bytes() + pos + sessions
     }
 
     /// The ids held, in no particular order.
@@ -151,10 +166,12 @@ impl VecIndex {
         self.pos.contains_key(&id)
     }
 
-    /// Add (or replace) a vector.
-    pub fn upsert(&mut self, id: i64, session: &str, created_at: i64, v: &[f32]) {
+    /// Add (or replace) a vector. An error (the side file could not be written) leaves the
+    /// index without `id`.
+    pub fn upsert(&mut self, id: i64, session: &str, created_at: i64, v: &[f32]) -> io::Result<()> {
         debug_assert_eq!(v.len(), EMBED_DIM);
-        self.remove(id);
+        self.remove(id)?;
+        self.full.push(v)?;
         let next = self.sessions.len() as u32;
         let s = *self.sessions.entry(session.to_string()).or_insert(next);
         self.pos.insert(id, self.ids.len());
@@ -163,46 +180,58 @@ impl VecIndex {
         self.session.push(s);
         let scale = quantize_u4(v, &mut self.codes);
         self.scale.push(scale);
-        self.full.extend_from_slice(v);
+        Ok(())
     }
 
     /// Replace the vector of an id already held (re-embedding); an id not held is left alone.
-    pub fn update_vector(&mut self, id: i64, v: &[f32]) {
+    /// An error (the side file could not be written) leaves the old vector.
+    pub fn update_vector(&mut self, id: i64, v: &[f32]) -> io::Result<()> {
         if let Some(&p) = self.pos.get(&id) {
-            let (d, c) = (EMBED_DIM, CODE_BYTES);
+            let c = CODE_BYTES;
+            self.full.set(p, v)?;
             let mut codes = Vec::with_capacity(c);
             self.scale[p] = quantize_u4(v, &mut codes);
             self.codes[p * c..(p + 1) * c].copy_from_slice(&codes);
-            self.full[p * d..(p + 1) * d].copy_from_slice(v);
         }
+        Ok(())
     }
 
-    /// Drop a vector (swap-remove: order is not kept).
-    pub fn remove(&mut self, id: i64) {
-        let Some(p) = self.pos.remove(&id) else {
-            return;
+    /// Drop a vector (swap-remove: order is not kept). An error (the side file could not be
+    /// read or written) leaves the index as it was.
+    pub fn remove(&mut self, id: i64) -> io::Result<()> {
+        let Some(&p) = self.pos.get(&id) else {
+            return Ok(());
         };
+        self.full.swap_remove(p)?;
+        self.pos.remove(&id);
         let last = self.ids.len() - 1;
         self.ids.swap_remove(p);
         self.created.swap_remove(p);
         self.session.swap_remove(p);
         self.scale.swap_remove(p);
         if p != last {
-            let (d, c) = (EMBED_DIM, CODE_BYTES);
+            let c = CODE_BYTES;
             self.codes.copy_within(last * c..(last + 1) * c, p * c);
-            self.full.copy_within(last * d..(last + 1) * d, p * d);
             self.pos.insert(self.ids[p], p);
         }
         self.codes.truncate(last * CODE_BYTES);
-        self.full.truncate(last * EMBED_DIM);
+        Ok(())
     }
 
-    /// The `n` most similar vectors (by exact cosine of unit vectors), optionally in one session.
-    pub fn nearest(&self, q: &[f32], session: Option<&str>, n: usize) -> Vec<Scored> {
+    /// The `n` most similar vectors (by exact cosine of unit vectors), optionally in one session:
+    /// one session's rows are all scored in f32 while the vectors are on the heap; from the side
+    /// file, a first pass on their codes picks the few hundred to read and re-score.
+    pub fn nearest(&self, q: &[f32], session: Option<&str>, n: usize) -> io::Result<Vec<Scored>> {
         match session {
             Some(s) => match self.sessions.get(s) {
+                Some(&sid) if self.spilled() => {
+                    let rows = (0..self.len())
+                        .filter(|&i| self.session[i] == sid)
+                        .collect();
+                    self.best_of(q, rows, n, false)
+                }
                 Some(&sid) => self.nearest_where(q, n, true, &|p| p == sid),
-                None => Vec::new(),
+                None => Ok(Vec::new()),
             },
             None => self.nearest_where(q, n, self.len() <= EXACT_BELOW, &|_| true),
         }
@@ -239,15 +268,6 @@ impl VecIndex {
         )
     }
 
-    /// A row scored exactly, by the kernels `k` ([`crate::kernels::current`]).
-    pub fn score_row(&self, k: &Kernels, q: &[f32], row: usize) -> Scored {
-        Scored {
-            id: self.ids[row],
-            similarity: (k.dot_f32)(q, &self.full[row * EMBED_DIM..(row + 1) * EMBED_DIM]),
-            created_at: self.created[row],
-        }
-    }
-
     /// How many candidates the first pass keeps for `n` wanted.
     pub fn pool_for(n: usize) -> usize {
         (n * POOL_FACTOR).max(MIN_POOL)
@@ -262,34 +282,32 @@ impl VecIndex {
         ids: impl Iterator<Item = i64>,
         n: usize,
         exact: bool,
-    ) -> Vec<Scored> {
+    ) -> io::Result<Vec<Scored>> {
         let rows: Vec<usize> = ids.filter_map(|id| self.pos.get(&id).copied()).collect();
         self.best_of(q, rows, n, exact || self.len() <= EXACT_BELOW)
     }
 
     /// The `n` best of `rows` (positions), as [`VecIndex::nearest_among`] scores them.
-    fn best_of(&self, q: &[f32], rows: Vec<usize>, n: usize, exact: bool) -> Vec<Scored> {
-        let d = EMBED_DIM;
-        let k = crate::kernels::current();
-        let score = |i: usize| Scored {
-            id: self.ids[i],
-            similarity: (k.dot_f32)(q, &self.full[i * d..(i + 1) * d]),
-            created_at: self.created[i],
-        };
-        let out: Vec<Scored> = if exact || rows.len() <= MIN_POOL {
-            rows.into_iter().map(score).collect()
+    fn best_of(
+        &self,
+        q: &[f32],
+        rows: Vec<usize>,
+        n: usize,
+        exact: bool,
+    ) -> io::Result<Vec<Scored>> {
+        let out = if exact || rows.len() <= MIN_POOL {
+            self.score_rows(q, &rows)?
         } else {
+            let k = crate::kernels::current();
             let qc = QueryCode::new(q);
             let rows: Vec<u32> = rows.into_iter().map(|i| i as u32).collect();
             let mut approx = self.estimate_u4(k, &qc, &rows);
             let pool = (n * POOL_FACTOR).max(MIN_POOL).min(approx.len());
             approx.select_nth_unstable_by(pool - 1, |a, b| b.0.total_cmp(&a.0));
-            approx[..pool]
-                .iter()
-                .map(|&(_, i)| score(i as usize))
-                .collect()
+            let picked: Vec<usize> = approx[..pool].iter().map(|&(_, i)| i as usize).collect();
+            self.score_rows(q, &picked)?
         };
-        best(out, n)
+        Ok(best(out, n))
     }
 
     /// The `n` most similar vectors among the rows whose partition `keep` accepts: every kept
@@ -301,19 +319,11 @@ impl VecIndex {
         n: usize,
         exact: bool,
         keep: &(impl Fn(u32) -> bool + Sync),
-    ) -> Vec<Scored> {
-        let d = EMBED_DIM;
+    ) -> io::Result<Vec<Scored>> {
         let k = crate::kernels::current();
-        let score = |i: usize| Scored {
-            id: self.ids[i],
-            similarity: (k.dot_f32)(q, &self.full[i * d..(i + 1) * d]),
-            created_at: self.created[i],
-        };
         let out: Vec<Scored> = if exact {
-            (0..self.len())
-                .filter(|&i| keep(self.session[i]))
-                .map(score)
-                .collect()
+            let rows: Vec<usize> = (0..self.len()).filter(|&i| keep(self.session[i])).collect();
+            self.score_rows(q, &rows)?
         } else {
             let qc = QueryCode::new(q);
             let want = (n * POOL_FACTOR).max(MIN_POOL);
@@ -380,13 +390,13 @@ impl VecIndex {
             };
             let pool = want.min(approx.len());
             if pool == 0 {
-                return Vec::new();
+                return Ok(Vec::new());
             }
             approx.select_nth_unstable_by(pool - 1, |a, b| b.0.total_cmp(&a.0));
             let rows: Vec<usize> = approx[..pool].iter().map(|&(_, i)| i as usize).collect();
-            self.rescore(q, &rows)
+            self.score_rows(q, &rows)?
         };
-        best(out, n)
+        Ok(best(out, n))
     }
 
     /// The 4-bit estimates of `rows`, scattered over the table (the codes of the next group are
@@ -415,25 +425,42 @@ impl VecIndex {
         out
     }
 
-    /// `rows` scored exactly. They are scattered over the index, each a cold 1.5 KB: the row a
-    /// few ahead is asked of memory while this one is scored.
-    fn rescore(&self, q: &[f32], rows: &[usize]) -> Vec<Scored> {
-        const AHEAD: usize = 4;
-        let k = crate::kernels::current();
-        let d = EMBED_DIM;
-        for &i in rows.iter().take(AHEAD) {
-            kernels::prefetch(&self.full[i * d..(i + 1) * d]);
-        }
-        rows.iter()
-            .enumerate()
-            .map(|(j, &i)| {
-                if let Some(&next) = rows.get(j + AHEAD) {
-                    kernels::prefetch(&self.full[next * d..(next + 1) * d]);
-                }
-                self.score_row(k, q, i)
+    /// `rows` (positions, in any order) scored exactly with their f32 vectors.
+    pub fn score_rows(&self, q: &[f32], rows: &[usize]) -> io::Result<Vec<Scored>> {
+        let mut sims = Vec::with_capacity(rows.len());
+        self.full
+            .dots(crate::kernels::current(), q, rows, &mut sims)?;
+        Ok(rows
+            .iter()
+            .zip(sims)
+            .map(|(&i, similarity)| Scored {
+                id: self.ids[i],
+                similarity,
+                created_at: self.created[i],
             })
-            .collect()
+            .collect())
     }
+}
+
+/// What a failure of an index's side file becomes for the caller: the memory file is fine, the
+/// copy of its vectors beside it is not.
+pub(super) fn side_file_failed(e: io::Error) -> crate::error::Error {
+    crate::error::Error::Io {
+        context: "the vector index's side file (a copy of the vectors, beside the memory file) \
+                  failed; your memories are unchanged. Check the disk: is it full or failing?"
+            .into(),
+        source: e,
+    }
+}
+
+/// After a change the memory file took but holder `holder`'s loaded index could not (its side
+/// file failed): drop the index, which loads again from the file when next used.
+pub(super) fn drop_failed(indexes: &mut HashMap<i64, VecIndex>, holder: i64, e: io::Error) {
+    tracing::warn!(
+        "dropping holder {holder}'s vector index, which loads again when next used: {}",
+        side_file_failed(e)
+    );
+    indexes.remove(&holder);
 }
 
 /// The `n` most similar of `out`, most similar first (ties: the lower id first).
@@ -481,11 +508,17 @@ mod tests {
     fn two_pass_search_returns_the_exact_top_k() {
         let mut idx = VecIndex::default();
         for i in 0..5000 {
-            idx.upsert(i, if i % 2 == 0 { "a" } else { "b" }, i, &unit(i as u64));
+            idx.upsert(i, if i % 2 == 0 { "a" } else { "b" }, i, &unit(i as u64))
+                .unwrap();
         }
         for q in 0..20 {
             let qv = unit(10_000 + q);
-            let got: Vec<i64> = idx.nearest(&qv, None, 10).iter().map(|s| s.id).collect();
+            let got: Vec<i64> = idx
+                .nearest(&qv, None, 10)
+                .unwrap()
+                .iter()
+                .map(|s| s.id)
+                .collect();
             let mut all: Vec<(f32, i64)> = (0..5000)
                 .map(|i| ((crate::kernels::PORTABLE.dot_f32)(&qv, &unit(i as u64)), i))
                 .collect();
@@ -493,9 +526,9 @@ mod tests {
             let want: Vec<i64> = all[..10].iter().map(|x| x.1).collect();
             assert_eq!(got, want);
         }
-        let only_a = idx.nearest(&unit(1), Some("a"), 50);
+        let only_a = idx.nearest(&unit(1), Some("a"), 50).unwrap();
         assert!(only_a.iter().all(|s| s.id % 2 == 0) && only_a.len() == 50);
-        assert!(idx.nearest(&unit(1), Some("nope"), 5).is_empty());
+        assert!(idx.nearest(&unit(1), Some("nope"), 5).unwrap().is_empty());
     }
 
     /// A row's 4-bit code and scale, with the query's own scale put back, estimate the exact
@@ -532,7 +565,8 @@ mod tests {
         let mut idx = VecIndex::default();
         assert!(idx.heap_bytes() < 1024);
         for i in 0..3000 {
-            idx.upsert(i, if i % 2 == 0 { "a" } else { "b" }, i, &unit(i as u64));
+            idx.upsert(i, if i % 2 == 0 { "a" } else { "b" }, i, &unit(i as u64))
+                .unwrap();
         }
         let floor = 3000 * (4 * EMBED_DIM + CODE_BYTES + 8 + 8 + 4 + 4 + 16);
         let got = idx.heap_bytes();
@@ -543,17 +577,69 @@ mod tests {
     fn removing_keeps_the_rest_findable() {
         let mut idx = VecIndex::default();
         for i in 0..10 {
-            idx.upsert(i, "", 0, &unit(i as u64));
+            idx.upsert(i, "", 0, &unit(i as u64)).unwrap();
         }
-        idx.remove(3);
-        idx.remove(9);
-        idx.remove(42);
+        idx.remove(3).unwrap();
+        idx.remove(9).unwrap();
+        idx.remove(42).unwrap();
         assert_eq!(idx.len(), 8);
         for i in [0, 1, 2, 4, 5, 6, 7, 8] {
-            assert_eq!(idx.nearest(&unit(i as u64), None, 1)[0].id, i);
+            assert_eq!(idx.nearest(&unit(i as u64), None, 1).unwrap()[0].id, i);
         }
-        idx.upsert(5, "", 0, &unit(77));
-        assert_eq!(idx.nearest(&unit(77), None, 1)[0].id, 5);
+        idx.upsert(5, "", 0, &unit(77)).unwrap();
+        assert_eq!(idx.nearest(&unit(77), None, 1).unwrap()[0].id, 5);
         assert_eq!(idx.len(), 8);
+    }
+
+    /// An index whose f32 vectors went to the side file answers every kind of search as the
+    /// same index on the heap does, through upserts, re-embeddings and removals, and holds a
+    /// ninth of the heap.
+    #[test]
+    fn a_spilled_index_answers_as_the_heap_one_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut heap = VecIndex::default();
+        let mut file = VecIndex {
+            full: FullVectors::spilling_from(Some(dir.path().to_path_buf()), 1000),
+            ..VecIndex::default()
+        };
+        for idx in [&mut heap, &mut file] {
+            for i in 0..4000 {
+                let s = ["a", "b", "c"][i as usize % 3];
+                idx.upsert(i, s, i, &unit(i as u64)).unwrap();
+            }
+            for i in (0..4000).step_by(7) {
+                idx.remove(i).unwrap();
+            }
+            for i in (1..4000).step_by(11) {
+                idx.update_vector(i, &unit(50_000 + i as u64)).unwrap();
+            }
+            idx.upsert(3, "a", 3, &unit(99_999)).unwrap();
+        }
+        assert!(file.spilled() && !heap.spilled());
+        assert_eq!(file.len(), heap.len());
+        let f32_bytes = heap.len() * EMBED_DIM * 4;
+        assert_eq!(heap.heap_bytes() - file.heap_bytes(), f32_bytes);
+        for q in 0..10 {
+            let qv = unit(20_000 + q);
+            let ids = |v: Vec<Scored>| v.iter().map(|s| s.id).collect::<Vec<i64>>();
+            assert_eq!(
+                heap.nearest(&qv, None, 10).unwrap(),
+                file.nearest(&qv, None, 10).unwrap()
+            );
+            // One session: every row scored on the heap, the codes' best few hundred from the
+            // file; the same ten here.
+            assert_eq!(
+                ids(heap.nearest(&qv, Some("b"), 10).unwrap()),
+                ids(file.nearest(&qv, Some("b"), 10).unwrap())
+            );
+            let among = || (0..4000).filter(|i| i % 5 == 0);
+            for exact in [true, false] {
+                assert_eq!(
+                    heap.nearest_among(&qv, among(), 10, exact).unwrap(),
+                    file.nearest_among(&qv, among(), 10, exact).unwrap()
+                );
+            }
+        }
+        assert_eq!(file.nearest(&unit(99_999), None, 1).unwrap()[0].id, 3);
     }
 }

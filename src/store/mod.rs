@@ -12,6 +12,7 @@
 //! | `recall.rs` | recall and its ranking (similarity + recency), `preload`, [`RecallStats`]; loaded indexes kept in step with other processes (`PRAGMA data_version`) |
 //! | `search.rs` | hybrid search: words (FTS5 bm25) and meaning (recall) fused by reciprocal rank, exact phrases first, each hit with its why |
 //! | `index.rs` | the memory-resident 4-bit + f32 vector index of one holder |
+//! | `full_vectors.rs` | where an index keeps its f32 vectors: the heap while small, a side file (`pread`) once large |
 //! | `edit.rs` | editing a memory, its earlier versions kept and restorable |
 //! | `forget.rs` | `delete` one memory, `forget` a whole scope |
 //! | `history.rs` | a session's history and turn log, through the journal |
@@ -35,6 +36,7 @@
 mod browse;
 mod edit;
 mod forget;
+mod full_vectors;
 mod history;
 pub mod holdings;
 mod index;
@@ -60,6 +62,7 @@ use journal::Journal;
 
 pub use browse::{Cursor, Filter, Page, SessionSummary, MAX_PAGE};
 pub use edit::Version;
+pub use full_vectors::SPILL_FROM;
 pub use memory::{Hit, Memory, MemoryId, NewMemory, DEFAULT_SCOPE, MAX_TEXT_BYTES};
 pub use recall::{RecallStats, MAX_K, RECENCY_HALF_LIFE_DAYS, RECENCY_WEIGHT};
 pub use reembed::ReembedProgress;
@@ -207,6 +210,17 @@ impl Store {
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where a large index's f32 vectors go: beside the store file, on the same disk (never the
+    /// temporary folder, which may be memory).
+    fn spill_dir(&self) -> Option<PathBuf> {
+        let dir = self.path.parent()?;
+        Some(if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir.to_path_buf()
+        })
     }
 
     /// The embedder this store uses (loaded lazily).

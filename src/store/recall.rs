@@ -4,12 +4,13 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::index::VecIndex;
+use super::index::{side_file_failed, VecIndex};
 use super::memory::{memory_row, select_memory};
 use super::{f32_bytes, Hit, Store, MAX_TEXT_BYTES};
 use crate::clock::now_ms;
@@ -184,11 +185,18 @@ impl Store {
         let tx = conn.transaction()?;
         let nearest: Vec<(i64, f32, i64)> = if let Some(indexes) = indexes.as_mut() {
             self.indexed.fetch_add(1, Ordering::Relaxed);
-            synced_index(indexes, &tx, holder)?
-                .nearest(vector, session, pool)
-                .into_iter()
-                .map(|s| (s.id, s.similarity, s.created_at))
-                .collect()
+            let found = synced_index(indexes, &tx, holder, self.spill_dir())?
+                .nearest(vector, session, pool);
+            match found {
+                Ok(found) => found
+                    .into_iter()
+                    .map(|s| (s.id, s.similarity, s.created_at))
+                    .collect(),
+                Err(e) => {
+                    indexes.remove(&holder);
+                    return Err(side_file_failed(e));
+                }
+            }
         } else {
             // The plain path: an exact distance for every vector of the holder, in SQL.
             self.scanned.fetch_add(1, Ordering::Relaxed);
@@ -219,7 +227,7 @@ impl Store {
             let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
             let mut conn = self.conn();
             let tx = conn.transaction()?;
-            synced_index(&mut indexes, &tx, holder)?;
+            synced_index(&mut indexes, &tx, holder, self.spill_dir())?;
             tx.commit()?;
         }
         Ok(())
@@ -244,24 +252,29 @@ impl Store {
 /// connection (another process, or this one's journal) committed since it was last used:
 /// `PRAGMA data_version` changes only then, and reading it costs a microsecond or two. This
 /// process's own writes reach loaded indexes as they commit. Call it inside the read transaction
-/// the caller goes on reading from, so the index and the rows agree.
+/// the caller goes on reading from, so the index and the rows agree. A large index's f32
+/// vectors go to a side file in `spill_dir`.
 fn synced_index<'a>(
     indexes: &'a mut HashMap<i64, VecIndex>,
     conn: &Connection,
     holder: i64,
+    spill_dir: Option<PathBuf>,
 ) -> Result<&'a VecIndex> {
     let version: i64 = conn
         .prepare_cached("PRAGMA data_version")?
         .query_row([], |r| r.get(0))?;
-    let idx = match indexes.entry(holder) {
-        Entry::Occupied(e) => {
-            let idx = e.into_mut();
-            if idx.synced != version {
-                refresh_index(conn, holder, idx)?;
+    if let Some(idx) = indexes.get_mut(&holder) {
+        if idx.synced != version {
+            if let Err(e) = refresh_index(conn, holder, idx) {
+                // Half brought up to date: load it whole next time.
+                indexes.remove(&holder);
+                return Err(e);
             }
-            idx
         }
-        Entry::Vacant(e) => e.insert(load_index(conn, holder)?),
+    }
+    let idx = match indexes.entry(holder) {
+        Entry::Occupied(e) => e.into_mut(),
+        Entry::Vacant(e) => e.insert(load_index(conn, holder, spill_dir)?),
     };
     idx.synced = version;
     Ok(idx)
@@ -286,14 +299,15 @@ fn add_rows(idx: &mut VecIndex, mut rows: rusqlite::Rows) -> Result<()> {
             *x = f32::from_le_bytes(c.try_into().unwrap());
         }
         let session: String = r.get(1)?;
-        idx.upsert(r.get(0)?, &session, r.get(3)?, &v);
+        idx.upsert(r.get(0)?, &session, r.get(3)?, &v)
+            .map_err(side_file_failed)?;
     }
     Ok(())
 }
 
 /// Every vector of `holder`, read from the file.
-fn load_index(conn: &Connection, holder: i64) -> Result<VecIndex> {
-    let mut idx = VecIndex::default();
+fn load_index(conn: &Connection, holder: i64, spill_dir: Option<PathBuf>) -> Result<VecIndex> {
+    let mut idx = VecIndex::new(spill_dir);
     let mut st = conn.prepare(select_vector!("WHERE v.holder_id = ?1"))?;
     add_rows(&mut idx, st.query([holder])?)?;
     Ok(idx)
@@ -314,7 +328,7 @@ fn refresh_index(conn: &Connection, holder: i64, idx: &mut VecIndex) -> Result<(
         .filter(|id| !held.contains(id))
         .collect();
     for id in gone {
-        idx.remove(id);
+        idx.remove(id).map_err(side_file_failed)?;
     }
     let mut one = conn.prepare_cached(select_vector!("WHERE v.claim_id = ?1"))?;
     for id in held {

@@ -82,7 +82,9 @@ impl Store {
                 let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
                 for (((id, _), v), holder) in rows.iter().zip(&vectors).zip(&holders) {
                     if let Some(idx) = indexes.get_mut(holder) {
-                        idx.update_vector(*id, v);
+                        if let Err(e) = idx.update_vector(*id, v) {
+                            super::index::drop_failed(&mut indexes, *holder, e);
+                        }
                     }
                 }
             }

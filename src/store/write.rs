@@ -136,7 +136,9 @@ impl Store {
         let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
         for (m, v, holder, id, at) in written {
             if let Some(idx) = indexes.get_mut(&holder) {
-                idx.upsert(id, m.session, at, v);
+                if let Err(e) = idx.upsert(id, m.session, at, v) {
+                    super::index::drop_failed(&mut indexes, holder, e);
+                }
             }
         }
         Ok(ids)

@@ -143,3 +143,108 @@ fn a_full_disk_while_dictating_is_said_within_a_second_and_what_was_recorded_bec
         .collect();
     assert_eq!(left.len(), 1, "only the memory's WAV is left: {left:?}");
 }
+
+/// A memory's vector in [`a_full_disk_brings_a_large_index_back_into_memory_and_recall_answers`].
+fn vector(i: usize) -> Vec<f32> {
+    umwelt::bench::corpus::Rng::new(i as u64 + 1).vector()
+}
+
+/// The first hit of recalling memory `i`'s own vector (across every session) is memory `i`.
+fn finds_itself(store: &umwelt::store::Store, i: usize, text: &str) {
+    let hits = store
+        .recall_vector(&vector(i), "big", None, 10, umwelt::clock::now_ms())
+        .unwrap();
+    assert_eq!(hits[0].memory.text, text, "recalling memory {i}");
+    assert!((hits[0].similarity - 1.0).abs() < 1e-5);
+}
+
+/// An index large enough to keep its f32 vectors in a side file, opened when the side file
+/// cannot grow (a file size limit fails its writes as a full disk does): the vectors come back
+/// into memory, and recall, and remembering, go on as before.
+#[test]
+fn a_full_disk_brings_a_large_index_back_into_memory_and_recall_answers() {
+    use umwelt::store::{NewMemory, Store, SPILL_FROM};
+    if common::own_process!() {
+        return;
+    }
+    let n = SPILL_FROM + 200;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memories.db");
+    let texts: Vec<String> = (0..n).map(|i| format!("note {i}")).collect();
+    {
+        let store = Store::open(&path).unwrap();
+        let vectors: Vec<Vec<f32>> = (0..n).map(vector).collect();
+        for start in (0..n).step_by(2_000) {
+            let rows: Vec<(NewMemory, &[f32])> = (start..(start + 2_000).min(n))
+                .map(|i| {
+                    let m = NewMemory {
+                        scope: "big",
+                        session: if i % 2 == 0 { "even" } else { "odd" },
+                        text: &texts[i],
+                        ..Default::default()
+                    };
+                    (m, vectors[i].as_slice())
+                })
+                .collect();
+            store.remember_batch(&rows).unwrap();
+        }
+        store.checkpoint().unwrap();
+    }
+    let f32_bytes = n * umwelt::embed::EMBED_DIM * 4;
+    let optimised = umwelt::optimisations::enabled();
+
+    // With room, the f32 vectors are in the side file: the index holds a small part of them.
+    let store = Store::open(&path).unwrap();
+    store.preload("big").unwrap();
+    if optimised {
+        assert!(
+            store.index_bytes() < f32_bytes / 4,
+            "{} bytes",
+            store.index_bytes()
+        );
+    }
+    for i in [0, 7, SPILL_FROM + 3, n - 1] {
+        finds_itself(&store, i, &texts[i]);
+    }
+    let hits = store
+        .recall_vector(&vector(8), "big", Some("even"), 10, umwelt::clock::now_ms())
+        .unwrap();
+    assert_eq!(hits[0].memory.text, texts[8]);
+    assert!(hits.iter().all(|h| h.memory.session == "even") && hits.len() == 10);
+    drop(store);
+
+    // No file may grow past the side file's first part: the index loads, spills, fails to
+    // write a row more, and takes its vectors back.
+    set_file_size_limit((SPILL_FROM as u64 + 20) * umwelt::embed::EMBED_DIM as u64 * 4);
+    let store = Store::open(&path).unwrap();
+    store.preload("big").unwrap();
+    if optimised {
+        assert!(
+            store.index_bytes() >= f32_bytes,
+            "{} bytes",
+            store.index_bytes()
+        );
+    }
+    for i in [0, 7, SPILL_FROM + 3, n - 1] {
+        finds_itself(&store, i, &texts[i]);
+    }
+    let hits = store
+        .recall_vector(&vector(8), "big", Some("even"), 10, umwelt::clock::now_ms())
+        .unwrap();
+    assert_eq!(hits[0].memory.text, texts[8]);
+    assert!(hits.iter().all(|h| h.memory.session == "even"));
+    let late = "remembered with the disk full";
+    let v = vector(n);
+    store
+        .remember_batch(&[(
+            NewMemory {
+                scope: "big",
+                session: "odd",
+                text: late,
+                ..Default::default()
+            },
+            v.as_slice(),
+        )])
+        .unwrap();
+    finds_itself(&store, n, late);
+}

@@ -10,7 +10,7 @@
 //! | module | tests |
 //! |---|---|
 //! | `store` | remember and recall with the real embedder, reopening, recency, bad input |
-//! | `disk_full` | the disk fills while dictating: said within a second, memory bounded, a draft of what was kept |
+//! | `disk_full` | the disk fills while dictating: said within a second, memory bounded, a draft of what was kept; a large index whose side file cannot grow takes its vectors back into memory and recall answers |
 //! | `engine` | the store on random vectors: both recall paths, forget, re-embed, history, migration |
 //! | `speech` | whisper on spoken sentences; a dictation from spool to draft to memory |
 //! | `exchange` | edit with versions, JSON and Markdown export round trips, folder import with skips, all or nothing |

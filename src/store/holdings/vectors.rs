@@ -10,6 +10,7 @@
 //! `n{D}` / `o{D}` the same made in draft D.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -18,7 +19,7 @@ use super::view::{Resolved, DRAFT_COLS};
 use super::{check_batch, ClaimId, DraftId, HolderId, Kind, View};
 use crate::embed::EMBED_DIM;
 use crate::error::{Error, Result};
-use crate::store::index::{IdBuild, QueryCode, VecIndex, CODE_BYTES};
+use crate::store::index::{side_file_failed, IdBuild, QueryCode, VecIndex, CODE_BYTES};
 use crate::store::recall::check_k;
 use crate::store::{f32_bytes, write_tx, Store, COMMON_DOCS, RRF_K, WRITES};
 use std::sync::atomic::Ordering;
@@ -71,9 +72,9 @@ fn label(kind: &str, draft: Option<DraftId>) -> String {
     }
 }
 
-/// Every claim vector in the file.
-fn load(conn: &Connection) -> Result<VecIndex> {
-    let mut idx = VecIndex::default();
+/// Every claim vector in the file (a large index's f32 vectors in a side file in `spill_dir`).
+fn load(conn: &Connection, spill_dir: Option<PathBuf>) -> Result<VecIndex> {
+    let mut idx = VecIndex::new(spill_dir);
     let mut st = conn.prepare(
         "SELECT v.claim_id, c.kind, c.draft_id, v.embedding FROM claim_vector v JOIN claim c ON c.id = v.claim_id",
     )?;
@@ -85,7 +86,8 @@ fn load(conn: &Connection) -> Result<VecIndex> {
             *x = f32::from_le_bytes(c.try_into().expect("4 bytes"));
         }
         let kind: String = r.get(1)?;
-        idx.upsert(r.get(0)?, &label(&kind, r.get(2)?), 0, &v);
+        idx.upsert(r.get(0)?, &label(&kind, r.get(2)?), 0, &v)
+            .map_err(side_file_failed)?;
     }
     Ok(idx)
 }
@@ -182,8 +184,15 @@ impl Store {
         }
         let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(idx) = claims.as_mut() {
-            for (((id, _), v), l) in rows.iter().zip(&units).zip(&labels) {
-                idx.upsert(*id, l, 0, v);
+            let put = rows
+                .iter()
+                .zip(&units)
+                .zip(&labels)
+                .try_for_each(|(((id, _), v), l)| idx.upsert(*id, l, 0, v));
+            if let Err(e) = put {
+                // It loads again, whole, at the next search.
+                tracing::warn!("dropping the claim index: {}", side_file_failed(e));
+                *claims = None;
             }
         }
         Ok(())
@@ -236,7 +245,7 @@ impl Store {
         let version = data_version(conn)?;
         let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
         if claims.as_ref().is_none_or(|i| i.synced != version) {
-            let mut idx = load(conn)?;
+            let mut idx = load(conn, self.spill_dir())?;
             idx.synced = version;
             *claims = Some(idx);
             // Their rows point into the index that was.
@@ -298,6 +307,7 @@ impl Store {
                 self.with_claims(conn, |idx| {
                     Ok(idx
                         .nearest_among(q, ids.into_iter(), k, exact)
+                        .map_err(side_file_failed)?
                         .into_iter()
                         .map(|s| (s.id, s.similarity))
                         .collect())
@@ -314,7 +324,9 @@ impl Store {
                     }
                     // A few more than asked: a claim deleted by another path since the index
                     // was loaded is dropped below.
-                    let found = idx.nearest_where(q, k + 8, exact, &|p| parts.contains(&p));
+                    let found = idx
+                        .nearest_where(q, k + 8, exact, &|p| parts.contains(&p))
+                        .map_err(side_file_failed)?;
                     let mut out = Vec::with_capacity(k);
                     for s in found {
                         let row: Option<(String, Option<DraftId>)> = check
@@ -386,12 +398,12 @@ impl Store {
                 return Ok(Vec::new());
             }
             approx.select_nth_unstable_by(pool - 1, |a, b| b.0.total_cmp(&a.0));
-            let mut out: Vec<(ClaimId, f32)> = approx[..pool]
-                .iter()
-                .map(|&(_, row)| {
-                    let s = idx.score_row(kernels, q, row as usize);
-                    (s.id, s.similarity)
-                })
+            let picked: Vec<usize> = approx[..pool].iter().map(|&(_, r)| r as usize).collect();
+            let mut out: Vec<(ClaimId, f32)> = idx
+                .score_rows(q, &picked)
+                .map_err(side_file_failed)?
+                .into_iter()
+                .map(|s| (s.id, s.similarity))
                 .collect();
             out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             out.truncate(k);
