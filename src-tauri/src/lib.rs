@@ -38,6 +38,9 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
 
 /// Run the desktop app.
 pub fn run() {
+    // The dashboard's memory scenarios start the app again to measure a fresh process: it
+    // measures and exits before any window.
+    umwelt::bench::memory_probe::run_if_asked();
     rendering::choose();
     let data_dir = umwelt::paths::data_dir();
     let instance = match single_instance::claim(&data_dir) {

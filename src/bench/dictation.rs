@@ -148,7 +148,12 @@ pub const FIVE_SECONDS: &str =
 
 /// `text` in Kokoro's default voice as 16 kHz mono.
 pub fn neural(text: &str) -> Result<Vec<f32>> {
-    let r = Speaker::new()
+    neural_by(&Speaker::new(), text)
+}
+
+/// [`neural`] by a speaker already loaded.
+pub fn neural_by(speaker: &Speaker, text: &str) -> Result<Vec<f32>> {
+    let r = speaker
         .speak(text, &SpeakOptions::default(), Output::Collect)?
         .wait()?;
     audio::resample(&r.samples, 24_000, SAMPLE_RATE)

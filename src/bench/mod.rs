@@ -12,6 +12,7 @@
 pub mod corpus;
 pub mod dictation;
 pub mod machine;
+pub mod memory_probe;
 mod report;
 pub mod runs;
 mod scenarios;

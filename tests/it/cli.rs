@@ -215,3 +215,53 @@ fn the_fast_bench_runs_and_keeps_its_numbers_as_json() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("before p50"));
 }
+
+/// The memory scenarios start `umwelt-cli` again as a probe: a warm engine's resident set comes
+/// back as a number of MiB no smaller than the models it holds, dictating peaks above it, and a
+/// probe asked for something it does not know fails with a message.
+#[test]
+fn the_memory_scenarios_measure_a_fresh_warm_process() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"))
+        .args([
+            "bench",
+            "--scenario",
+            "rss_warm,rss_dictating",
+            "--sizes",
+            "500",
+        ])
+        .args(["--iterations", "1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = umwelt::bench::parse_report(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let mib = |name: &str| {
+        report
+            .results
+            .iter()
+            .find(|m| m.scenario == name)
+            .unwrap_or_else(|| panic!("no {name} row"))
+            .p50_ms
+    };
+    // The model files alone are 215 MiB; a resident set below them did not load them.
+    let (warm, dictating) = (mib("rss_warm"), mib("rss_dictating"));
+    assert!((215.0..4096.0).contains(&warm), "warm: {warm} MiB");
+    assert!(
+        dictating > warm * 0.9,
+        "dictating: {dictating} MiB, warm {warm}"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"))
+        .env(umwelt::bench::memory_probe::PROBE_ENV, "juggling")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warm, dictating or speaking"));
+}

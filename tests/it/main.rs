@@ -25,7 +25,7 @@
 //! | `search` | hybrid search: exact phrase first among a thousand, codes by their words, FTS5 syntax as text, holders isolated |
 //! | `speaker` | streamed playback, paced and through ALSA, without gaps |
 //! | `bad_models` | a missing or damaged model is reported clearly |
-//! | `cli` | `umwelt-cli` round trips, refusals and the fast bench |
+//! | `cli` | `umwelt-cli` round trips, refusals, the fast bench, and the memory scenarios' fresh probe processes |
 //! | `browse` | the memory browser's reads: pages (none twice or missed), filters and counts, sessions, forgetting one session, search within a filter |
 //! | `transcribe_file` | an audio file of every format to text with times; a long file in stretches; Cancel; cut short; not audio; the draft it becomes |
 //! | `holdings` | who holds what: tellings and chains, drafts to any depth, axes, pages and cursors, isolation on every path, bad input; property tests of drafts, merges and isolation; a small town |

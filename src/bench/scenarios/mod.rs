@@ -11,6 +11,7 @@
 
 mod embed;
 mod loading;
+mod memory;
 mod speech;
 mod store;
 mod town;
@@ -41,8 +42,11 @@ pub const ENGINE: Suite = Suite {
         speech::SCENARIOS,
         voice::SCENARIOS,
         loading::SCENARIOS,
+        memory::SCENARIOS,
     ],
 };
+
+pub(crate) use voice::SPEAK_REPLY;
 
 /// The suite `umwelt-cli bench` and the dashboard run.
 pub fn default_suite() -> &'static Suite {

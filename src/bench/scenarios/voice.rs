@@ -43,7 +43,7 @@ pub(super) const SCENARIOS: &[Scenario] = &[
 const SPEAK_SENTENCE: &str =
     "You said the dentist moved your appointment to Thursday at nine, after lunch.";
 /// A reply of four sentences, long enough for streaming to matter.
-const SPEAK_REPLY: &str = "Here is what you told me. The dentist moved your appointment to Thursday at nine, after lunch. \
+pub(crate) const SPEAK_REPLY: &str = "Here is what you told me. The dentist moved your appointment to Thursday at nine, after lunch. \
                            Bring the insurance card and the new address. Anna will pick you up at the corner afterwards.";
 
 /// The default voice, loaded and warmed up.

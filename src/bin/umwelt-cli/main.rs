@@ -18,6 +18,8 @@ use args::{ClaimCommand, Cli, Command, DraftCommand, HolderCommand, ModelsComman
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // The harness's memory scenarios start this program again to measure a fresh process.
+    umwelt::bench::memory_probe::run_if_asked();
     let cli = Cli::parse();
     // The engine's warnings (a file it could not remove, a damaged file set aside) on stderr.
     let _already = tracing_subscriber::fmt()
