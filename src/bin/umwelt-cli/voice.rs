@@ -5,6 +5,12 @@ use umwelt::{voice, Result};
 use crate::args::{SpeakArgs, VoicesArgs};
 
 pub fn speak(a: SpeakArgs) -> Result<()> {
+    if a.tokens {
+        let (phonemes, ids, file) = voice::Speaker::new().first_phrase(&a.text, &a.voice)?;
+        let out = serde_json::json!({ "phonemes": phonemes, "ids": ids, "voice_file": file });
+        println!("{out}");
+        return Ok(());
+    }
     let opts = voice::SpeakOptions {
         voice: a.voice,
         speed: a.speed,
