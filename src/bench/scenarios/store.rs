@@ -47,7 +47,7 @@ pub(super) const SCENARIOS: &[Scenario] = &[
         index_memory,
     )
     // Issue 17: at most 0.6 GB of resident index for 1 000 000 memories, so 57.2 MiB a 100 000.
-    .targets(&[(100_000, 57.2)])
+    .targets(&[(100_000, 57.2), (1_000_000, 57.2)])
     .sizes(&[100_000])
     .iterations(1)
     .corpus_sized(),
