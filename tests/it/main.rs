@@ -11,6 +11,7 @@
 //! |---|---|
 //! | `store` | remember and recall with the real embedder, reopening, recency, bad input |
 //! | `disk_full` | the disk fills while dictating: said within a second, memory bounded, a draft of what was kept; a large index whose side file cannot grow takes its vectors back into memory and recall answers |
+//! | `embed` | Umwelt's own MiniLM against ONNX Runtime on the same file: the same vectors, the same bits in any batch, meaning found |
 //! | `engine` | the store on random vectors: both recall paths, forget, re-embed, history, migration |
 //! | `speech` | whisper on spoken sentences; a dictation from spool to draft to memory |
 //! | `exchange` | edit with versions, JSON and Markdown export round trips, folder import with skips, all or nothing |
@@ -42,6 +43,7 @@ mod crash_sweep;
 mod dictation_first_word;
 mod dictation_long;
 mod disk_full;
+mod embed;
 mod engine;
 mod exchange;
 mod fuzz;
