@@ -27,6 +27,22 @@ pub fn set_enabled(on: Option<bool>) {
     OVERRIDE.store(v, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Give the system back the memory the allocator keeps after loading models: glibc holds on to
+/// what a load freed (files read whole, graphs optimised, first runs' buffers) for the next
+/// allocation, and all of it counts in the app's resident set. After the warm-up this returns
+/// ~43 MiB (docs/PERFORMANCE.md, "Memory, measured"). A few milliseconds of work; call it off
+/// the paths a user waits on. Nothing with `UMWELT_PERF=off`, or on a C library without it.
+pub fn release_freed_memory() {
+    if !enabled() {
+        return;
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: glibc's own call, safe at any time from any thread.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Threads for compute-bound work: every core when tuned.
 pub fn threads() -> usize {
     std::thread::available_parallelism()

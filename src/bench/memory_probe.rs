@@ -137,6 +137,8 @@ fn probe(what: Probe, db: Option<&Path>) -> Result<f64> {
     let ears = crate::speech::Ears::load()?;
     let speaker = Speaker::new();
     speaker.warm_up(DEFAULT_VOICE)?;
+    // As the app's warm-up ends.
+    crate::optimisations::release_freed_memory();
     match what {
         Probe::Warm => status_mib("VmRSS"),
         Probe::Dictating => {

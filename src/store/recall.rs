@@ -218,7 +218,7 @@ impl Store {
     }
 
     /// Load `scope`'s vectors into memory now rather than on its first recall (the app does this
-    /// on its warm-up thread).
+    /// on its warm-up thread), and drop the pages that loading left in SQLite's cache.
     pub fn preload(&self, scope: &str) -> Result<()> {
         let Some(holder) = self.holder_id(scope)? else {
             return Ok(());
@@ -229,6 +229,10 @@ impl Store {
             let tx = conn.transaction()?;
             synced_index(&mut indexes, &tx, holder, self.spill_dir())?;
             tx.commit()?;
+            // Loading read every vector through SQLite's page cache (up to 64 MiB, 15 MiB for
+            // 10 000 memories); the index holds them now, so that copy goes (the pages a read
+            // needs later come back from the system's cache). rss_warm: 350.8 -> 328.5 MiB.
+            conn.execute_batch("PRAGMA shrink_memory")?;
         }
         Ok(())
     }

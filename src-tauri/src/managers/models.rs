@@ -55,6 +55,7 @@ impl SpeechModels {
                     let idle = Duration::from_secs(minutes as u64 * 60);
                     if transcriber.unload_if_idle(idle) {
                         vad.unload();
+                        umwelt::optimisations::release_freed_memory();
                     }
                 }
             });
@@ -69,8 +70,9 @@ impl SpeechModels {
 /// one, a dictation starts at the Record button, which loads them when first focused or pointed
 /// at (`prefetch_dictation`; loading takes about 0.2 s, `load_ears` in the harness), and their
 /// memory (up to ~115 MiB) stays free until the user dictates. (The embedding model and the
-/// voice always load at start: 0.28 s would land on the first search, and 1.1 s on the first
-/// reply read aloud, whose target for the first sound is 0.5 s; docs/PERFORMANCE.md.)
+/// voice always load at start: the embedder holds ~35 MiB and loads in 25 ms, which would
+/// still land on the first search, and the voice's 0.5-1.1 s on the first reply read aloud,
+/// whose target for the first sound is 0.5 s; docs/PERFORMANCE.md.)
 pub fn ears_at_start(settings: &Settings) -> bool {
     !settings.shortcut.trim().is_empty()
 }
@@ -79,7 +81,8 @@ pub fn ears_at_start(settings: &Settings) -> bool {
 /// the holder's vectors and the embedding model; re-embed the memories an older model made
 /// (`reembed-progress`); turn recordings a crash left behind into drafts (`recovered`; whisper
 /// and the VAD load for that only if a recording needs them); load whisper and the VAD if
-/// [`ears_at_start`] says so; load the voice. Start-up never waits for any of it; a failure (or
+/// [`ears_at_start`] says so; load the voice; give back what the loads freed
+/// (`release_freed_memory`). Start-up never waits for any of it; a failure (or
 /// a panic) in one step is logged and the next steps still run; the first real use reports it.
 pub fn warm_up(state: &AppState) {
     let store = state.store.clone();
@@ -151,6 +154,7 @@ pub fn warm_up(state: &AppState) {
             step("loading the voice", &mut || {
                 speaker.warm_up(&voice).map(|_| ())
             });
+            umwelt::optimisations::release_freed_memory();
         });
     if let Err(e) = spawned {
         tracing::warn!("the warm-up did not start ({e}); models load on first use");
