@@ -79,58 +79,57 @@ fn bench(c: &mut Criterion) {
 
 /// The embedding model's matrix products (`src/embed/gemm.rs`), each kernel this CPU runs: the
 /// feed-forward block's first product (384 → 1536) for one short text (16 rows, the least a
-/// product takes) and for a batch (256 rows), and the six layers' worth of weights streamed once
-/// (all 24 products of one text).
+/// product takes) and for a batch (256 rows); and a whole text's 24 products (six layers of
+/// weights, 10.6 MB, more than one core's caches), on one core and with the model's team.
 fn gemm(c: &mut Criterion) {
-    use umwelt::embed::gemm;
+    use umwelt::embed::gemm::{self, Operand, Packed};
     let mut r = Rng::new(11);
-    let (k, n) = (384, 1536);
-    let q: Vec<i8> = (0..k * n).map(|_| (r.next() % 255) as i32 as i8).collect();
-    let w = gemm::Packed::new(&q, k, n);
+    let weights = |r: &mut Rng, k: usize, n: usize| {
+        let q: Vec<i8> = (0..k * n).map(|_| (r.next() % 255) as i32 as i8).collect();
+        Packed::new(&q, k, n)
+    };
+    let operand = |r: &mut Rng, m: usize, k: usize| {
+        let x: Vec<f32> = (0..m * k).map(|_| r.unit_f32()).collect();
+        let mut a = Operand::new(m, k);
+        a.set(&x, k);
+        a
+    };
+    let w = weights(&mut r, 384, 1536);
     eprintln!(
         "gemm kernels skipped on this CPU: {:?}",
         gemm::unavailable()
     );
     for g in gemm::available() {
         for m in [16, 256] {
-            let mut a = gemm::Aligned::<u16>::zeroed(m * k);
-            a.iter_mut().for_each(|x| *x = gemm::to_bf16(r.unit_f32()));
-            let mut out = gemm::Aligned::<f32>::zeroed(m * n);
+            let a = operand(&mut r, m, 384);
+            let mut out = vec![0f32; a.rows() * 1536];
             c.bench_function(&format!("gemm_384x1536_m{m}/{}", g.name), |b| {
-                b.iter(|| g.run(black_box(&a), m, &w, &mut out))
+                b.iter(|| g.run(black_box(&a), &w, &mut out))
             });
         }
     }
-    // A whole text's products: six layers of weights (21 MB, more than the caches of one core
-    // hold), 16 rows, on one core and split by columns over two.
     let shapes = [(384, 1152), (384, 384), (384, 1536), (1536, 384)];
-    let model: Vec<gemm::Packed> = (0..6)
+    let model: Vec<Packed> = (0..6)
         .flat_map(|_| shapes)
-        .map(|(k, n)| {
-            let q: Vec<i8> = (0..k * n).map(|_| (r.next() % 255) as i32 as i8).collect();
-            gemm::Packed::new(&q, k, n)
-        })
+        .map(|(k, n)| weights(&mut r, k, n))
         .collect();
-    let m = 16;
-    let mut a = gemm::Aligned::<u16>::zeroed(m * 1536);
-    a.iter_mut().for_each(|x| *x = gemm::to_bf16(r.unit_f32()));
-    let mut out = gemm::Aligned::<f32>::zeroed(m * 1536);
+    let (narrow, wide) = (operand(&mut r, 16, 384), operand(&mut r, 16, 1536));
+    let mut out = vec![0f32; 16 * 1536];
     let g = *gemm::fastest();
-    c.bench_function(&format!("gemm_text_m16_1thread/{}", g.name), |b| {
-        b.iter(|| {
-            for w in &model {
-                g.run(&a, m, w, &mut out);
-            }
-        })
-    });
     let team = umwelt::embed::team::Team::start().unwrap();
-    c.bench_function(&format!("gemm_text_m16_team/{}", g.name), |b| {
-        b.iter(|| {
-            for w in &model {
-                team.run(&g, &a, m, w, &mut out);
-            }
-        })
-    });
+    for (name, team) in [("1thread", None), ("team", Some(&team))] {
+        c.bench_function(&format!("gemm_text_m16_{name}/{}", g.name), |b| {
+            b.iter(|| {
+                for w in &model {
+                    let a = if w.k() == 384 { &narrow } else { &wide };
+                    match team {
+                        Some(t) => t.run(&g, a, w, &mut out),
+                        None => g.run(a, w, &mut out),
+                    }
+                }
+            })
+        });
+    }
 }
 
 criterion_group! {

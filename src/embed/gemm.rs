@@ -1,29 +1,25 @@
 //! The embedding model's matrix products, `C = A · W`, chosen at run time for the CPU at hand:
-//! AMX tiles where the CPU has them (Intel Xeon from Sapphire Rapids on), AVX-512 BF16
-//! (`vdpbf16ps`: Zen 4 and 5, the same Xeons), AVX2 with FMA, and the portable code everywhere
-//! else, which is always correct.
+//! AMX tiles where the CPU has them (Intel Xeon from Sapphire Rapids on), AVX-512 VNNI
+//! (`vpdpbusd`: Zen 4 and 5, Ice Lake and later Xeons), AVX2, and the portable code everywhere
+//! else. Every kernel gives the same answer, bit for bit: the sums are of whole numbers.
 //!
-//! The operands are what makes this both fast and faithful to the model file:
-//! - `W` holds the file's int8 weights as they are (whole numbers from −127 to 127, exact in
-//!   bf16), one byte each; the caller multiplies each column of `C` by the file's scale for it,
-//!   which is the file's own `W = q · scale` factored out of the sum. A short text's products
-//!   wait on memory (its 16 rows use each weight 16 times), so weights kept as bytes, and
-//!   widened to bf16 or f32 in registers or in a small buffer as they are used, halve the
-//!   time the widened copy would take (21 MB a text against 10.6 MB).
-//! - `A` is the activations rounded to bf16 (8 significant bits, as wide an exponent as f32).
-//!   A product of two bf16 values is exact in f32, so the only roundings are the f32 sums'.
-//!   Against the model computed wholly in f32 the sentence vectors differ by less than 10⁻⁵ in
-//!   cosine (measured over the bench texts and the dictation set; `tests/it/embed.rs`).
+//! The operands:
+//! - `W` is the model file's int8 weights as they are, one byte each (a scale per column, which
+//!   the caller applies: the file's own `W = q · scale` factored out of the sum). A short text
+//!   uses each weight 16 times, so its products wait on reading the 10.6 MB of weights; as
+//!   bytes they are read once, and no kernel widens them.
+//! - `A`, the activations, row by row as two int8 digits of a 16-bit fixed-point number: with
+//!   `s = max |x| / 127` for the row, `x ≈ s · (h + l / 254)`, `h = round(x / s)` and
+//!   `l = round((x / s − h) · 254)` ([`Operand::set`]). The error is at most `max |x| / 64 516`,
+//!   a row's largest value to 16 bits; against the model computed in f32 the sentence vectors
+//!   agree to within 2·10⁻⁷ in cosine (`tests/it/embed.rs`; bf16 activations, tried first,
+//!   gave 6·10⁻⁶).
+//! - `C = s · (Σ h·q + Σ l·q / 254)`: both sums exact in i32 (at most 1536 · 127 · 127), then
+//!   the same f32 operations in every kernel ([`combine`]).
 //!
-//! Every kernel sums pair by pair (`k = 2p + 1`, then `2p`, as `vdpbf16ps` does), so they agree
-//! to within the f32 rounding of a sum; the tests hold each kernel the CPU runs to the portable
-//! one.
-//!
-//! Layouts: `A` is row-major, `m` rows of `k` bf16 (as `u16` bits), with `m` a multiple of
-//! [`ROWS`] (the caller pads with zero rows: AMX works on 16 rows at a time). `W` is packed by
-//! [`Packed::new`]: blocks of 16 columns, each block `k / 2` rows of 16 pairs (`W[2p][c]`,
-//! `W[2p + 1][c]`) — widened, one AVX-512 register, or one row of an AMX tile. `C` is
-//! row-major f32, `m` rows of `n`.
+//! Layouts: `A` is [`ROWS`]-row tiles of `k` digits. `W` is packed by [`Packed::new`] in blocks
+//! of 16 columns, each block `k / 4` rows of 16 columns × 4 consecutive weights — one AVX-512
+//! register for `vpdpbusd`, or one row of an AMX tile for `tdpbssd`. `C` is row-major f32.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -32,40 +28,27 @@ use std::sync::OnceLock;
 pub const ROWS: usize = 16;
 /// Columns of a packed block.
 const BLOCK: usize = 16;
-/// `k` and `n` must be multiples of this (an AMX tile is 32 bf16 deep, and its kernel takes two
-/// blocks of columns at a time).
-pub const ALIGN: usize = 32;
+/// `k` must be a multiple of this (an AMX tile is 64 int8 deep); `n` of [`ALIGN_N`] (two
+/// blocks at a time).
+pub const ALIGN_K: usize = 64;
+pub const ALIGN_N: usize = 32;
+/// The low digit's weight: `x ≈ s · (h + l / LOW)`.
+const LOW: f32 = 254.0;
 
 /// `m` rounded up to whole [`ROWS`].
 pub const fn padded_rows(m: usize) -> usize {
     m.div_ceil(ROWS) * ROWS
 }
 
-/// A bf16 value's bits for `x`, rounded to nearest, ties to even (NaN stays NaN).
-#[inline]
-pub fn to_bf16(x: f32) -> u16 {
-    let b = x.to_bits();
-    if x.is_nan() {
-        return ((b >> 16) | 0x40) as u16;
-    }
-    ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
-}
-
-/// The f32 a bf16 value stands for.
-#[inline]
-pub fn from_bf16(h: u16) -> f32 {
-    f32::from_bits((h as u32) << 16)
-}
-
 /// Numbers for which all-zero bits are zero (so a zeroed line holds zeros).
 pub trait Zeroed: Copy + sealed::Sealed {}
 impl Zeroed for i8 {}
-impl Zeroed for u16 {}
+impl Zeroed for i32 {}
 impl Zeroed for f32 {}
 mod sealed {
     pub trait Sealed {}
     impl Sealed for i8 {}
-    impl Sealed for u16 {}
+    impl Sealed for i32 {}
     impl Sealed for f32 {}
 }
 
@@ -109,33 +92,130 @@ impl<T: Zeroed> std::ops::DerefMut for Aligned<T> {
     }
 }
 
+/// The left operand: rows of activations as two digits each, and each row's scale.
+pub struct Operand {
+    /// Rows, a multiple of [`ROWS`] (the rest of the last tile zero).
+    rows: usize,
+    k: usize,
+    high: Aligned<i8>,
+    low: Aligned<i8>,
+    scale: Vec<f32>,
+}
+
+impl Operand {
+    /// Room for `rows` rows (rounded up to whole tiles) of up to `k` values.
+    pub fn new(rows: usize, k: usize) -> Operand {
+        let rows = padded_rows(rows);
+        Operand {
+            rows,
+            k,
+            high: Aligned::zeroed(rows * k),
+            low: Aligned::zeroed(rows * k),
+            scale: vec![0.0; rows],
+        }
+    }
+
+    /// The rows of `x` (row-major, `k` wide, at most the room made) as digits: row `r`'s
+    /// `s = max |x| / 127`, `h = round(x / s)`, `l = round((x / s − h) · 254)`. A row of zeros
+    /// (or the padding) has scale 0.
+    #[inline(always)]
+    pub fn set(&mut self, x: &[f32], k: usize) {
+        let m = x.len() / k;
+        assert!(
+            x.len() == m * k && m <= self.rows && self.high.len() >= self.rows * k,
+            "{m} rows of {k} do not fit"
+        );
+        // The padding rows, at this width, are zero.
+        self.k = k;
+        self.high[m * k..self.rows * k].fill(0);
+        self.low[m * k..self.rows * k].fill(0);
+        for (r, row) in x.chunks_exact(k).enumerate() {
+            // The largest magnitude, sixteen lanes at a time (a maximum is exact in any order).
+            let mut lanes = [0f32; 16];
+            for chunk in row.chunks_exact(16) {
+                for i in 0..16 {
+                    lanes[i] = lanes[i].max(chunk[i].abs());
+                }
+            }
+            for (i, &v) in row.chunks_exact(16).remainder().iter().enumerate() {
+                lanes[i] = lanes[i].max(v.abs());
+            }
+            let max = lanes.iter().fold(0f32, |m, &v| m.max(v));
+            let (high, low) = (
+                &mut self.high[r * k..(r + 1) * k],
+                &mut self.low[r * k..(r + 1) * k],
+            );
+            // A NaN or an infinity (never from the model's own weights) makes the row NaN, as
+            // f32 arithmetic would; the conversion below needs finite values.
+            let finite = row.iter().fold(true, |ok, v| ok & v.is_finite());
+            if max == 0.0 || !finite {
+                high.fill(0);
+                low.fill(0);
+                self.scale[r] = if finite { 0.0 } else { f32::NAN };
+                continue;
+            }
+            let inv = 127.0 / max;
+            for ((h, l), &v) in high.iter_mut().zip(low.iter_mut()).zip(row) {
+                // Both in [-127, 127] by construction; clamped so the conversion below, which
+                // vectorises where a saturating `as` does not, is always in range.
+                let t = (v * inv).clamp(-127.0, 127.0);
+                let hr = t.round_ties_even();
+                let lr = ((t - hr) * LOW).round_ties_even().clamp(-127.0, 127.0);
+                // SAFETY: finite (the row is) and within i32 (clamped above).
+                unsafe {
+                    *h = hr.to_int_unchecked::<i32>() as i8;
+                    *l = lr.to_int_unchecked::<i32>() as i8;
+                }
+            }
+            self.scale[r] = max / 127.0;
+        }
+        self.scale[m..].fill(0.0);
+    }
+
+    /// Rows (whole tiles).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+}
+
+/// One output: `s · (Σ h·q + Σ l·q / 254)`, the same f32 operations in every kernel.
+#[inline(always)]
+fn combine(high: i32, low: i32, scale: f32) -> f32 {
+    (high as f32 + low as f32 * (1.0 / LOW)) * scale
+}
+
 /// A weight matrix of whole numbers, `k` rows by `n` columns, packed for the kernels.
 pub struct Packed {
     k: usize,
     n: usize,
     data: Aligned<i8>,
+    /// `128 · Σ_k q[k][c]` per column: what `vpdpbusd`'s unsigned digits (`d + 128`) add.
+    offset: Vec<i32>,
 }
 
 impl Packed {
     /// Pack `q`, row-major `k × n` (`q[r * n + c]` is row `r`, column `c`).
     pub fn new(q: &[i8], k: usize, n: usize) -> Packed {
         assert!(
-            k.is_multiple_of(ALIGN) && n.is_multiple_of(ALIGN) && q.len() == k * n,
+            k.is_multiple_of(ALIGN_K) && n.is_multiple_of(ALIGN_N) && q.len() == k * n,
             "a {k} x {n} matrix cannot be packed from {} values",
             q.len()
         );
         let mut data = Aligned::<i8>::zeroed(k * n);
         for block in 0..n / BLOCK {
-            for p in 0..k / 2 {
-                let at = (block * (k / 2) + p) * 2 * BLOCK;
+            for quad in 0..k / 4 {
+                let at = (block * (k / 4) + quad) * 4 * BLOCK;
                 for c in 0..BLOCK {
-                    let col = block * BLOCK + c;
-                    data[at + 2 * c] = q[2 * p * n + col];
-                    data[at + 2 * c + 1] = q[(2 * p + 1) * n + col];
+                    for i in 0..4 {
+                        data[at + 4 * c + i] = q[(4 * quad + i) * n + block * BLOCK + c];
+                    }
                 }
             }
         }
-        Packed { k, n, data }
+        let offset = (0..n)
+            .map(|c| 128 * (0..k).map(|r| q[r * n + c] as i32).sum::<i32>())
+            .collect();
+        Packed { k, n, data, offset }
     }
 
     pub fn k(&self) -> usize {
@@ -148,53 +228,52 @@ impl Packed {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.data.len()
+        self.data.len() + self.offset.len() * 4
+    }
+
+    /// Block `b`'s packed weights.
+    fn block(&self, b: usize) -> &[i8] {
+        &self.data[b * self.k * BLOCK..(b + 1) * self.k * BLOCK]
     }
 }
 
 /// One set of kernels.
 #[derive(Clone, Copy)]
 pub struct Gemm {
-    /// What it uses: `amx-bf16`, `avx512-bf16`, `avx2` or `portable`.
+    /// What it uses: `amx-int8`, `avx512-vnni`, `avx2` or `portable`.
     pub name: &'static str,
     /// The product for the column blocks `blocks` (an even start and end), once
     /// [`Gemm::run_blocks`] has checked the lengths (the wide kernels rely on them).
-    run: unsafe fn(a: &[u16], m: usize, w: &Packed, c: *mut f32, blocks: Range<usize>),
+    run: unsafe fn(a: &Operand, w: &Packed, c: *mut f32, blocks: Range<usize>),
 }
 
 impl Gemm {
-    /// `C = A · W` for `m` rows of `A` (`m` a multiple of [`ROWS`]): `a` holds `m · w.k()` bf16,
-    /// `c` receives `m · w.n()` f32.
-    pub fn run(&self, a: &[u16], m: usize, w: &Packed, c: &mut [f32]) {
-        assert!(
-            m.is_multiple_of(ROWS) && a.len() >= m * w.k && c.len() >= m * w.n,
-            "a {m}-row product with a {} x {} matrix needs more room",
-            w.k,
-            w.n
-        );
+    /// `C = A · W` for all of `a`'s rows: `c` receives `a.rows() · w.n()` f32.
+    pub fn run(&self, a: &Operand, w: &Packed, c: &mut [f32]) {
         // SAFETY: `c` is borrowed whole, for this call alone.
-        unsafe { self.run_blocks(a, m, w, c.as_mut_ptr(), c.len(), 0..w.n / BLOCK) }
+        unsafe { self.run_blocks(a, w, c.as_mut_ptr(), c.len(), 0..w.n / BLOCK) }
     }
 
     /// Column blocks `blocks` (16 columns each; an even start and end) of `C = A · W` into `c`,
-    /// which holds `c_len` f32 (`m · w.n()` at least): the rest of `c` is not touched, so two
-    /// threads can each make their own columns of one product.
+    /// which holds `c_len` f32 (`a.rows() · w.n()` at least): the rest of `c` is not touched,
+    /// so two threads can each make their own columns of one product.
     ///
     /// # Safety
     /// `c` must be valid for writes of `c_len` f32, and no one else may read or write the
-    /// columns `blocks` of its first `m` rows during the call.
+    /// columns `blocks` of its rows during the call.
     pub unsafe fn run_blocks(
         &self,
-        a: &[u16],
-        m: usize,
+        a: &Operand,
         w: &Packed,
         c: *mut f32,
         c_len: usize,
         blocks: Range<usize>,
     ) {
         assert!(
-            m.is_multiple_of(ROWS) && a.len() >= m * w.k && c_len >= m * w.n,
-            "a {m}-row product with a {} x {} matrix needs more room",
+            a.k == w.k && c_len >= a.rows * w.n,
+            "a {}-row, {}-wide product with a {} x {} matrix needs more room",
+            a.rows,
+            a.k,
             w.k,
             w.n
         );
@@ -208,7 +287,7 @@ impl Gemm {
         // SAFETY: the lengths the kernels index by are checked above, `Packed::new` checked
         // the shape, a table is only handed out when the CPU runs its instructions, and the
         // caller answers for `c`.
-        unsafe { (self.run)(a, m, w, c, blocks) }
+        unsafe { (self.run)(a, w, c, blocks) }
     }
 
     /// Column blocks in a matrix of `n` columns.
@@ -243,8 +322,8 @@ pub fn available() -> Vec<Gemm> {
         if x86::has_amx() {
             out.push(x86::AMX);
         }
-        if x86::has_avx512_bf16() {
-            out.push(x86::AVX512_BF16);
+        if x86::has_vnni() {
+            out.push(x86::VNNI);
         }
         if x86::has_avx2() {
             out.push(x86::AVX2);
@@ -262,8 +341,8 @@ pub fn unavailable() -> Vec<&'static str> {
         if !x86::has_amx() {
             out.push(x86::AMX.name);
         }
-        if !x86::has_avx512_bf16() {
-            out.push(x86::AVX512_BF16.name);
+        if !x86::has_vnni() {
+            out.push(x86::VNNI.name);
         }
         if !x86::has_avx2() {
             out.push(x86::AVX2.name);
@@ -272,26 +351,34 @@ pub fn unavailable() -> Vec<&'static str> {
     out
 }
 
-/// Pair by pair, `2p + 1` then `2p`, sixteen columns at a time.
-unsafe fn portable(a: &[u16], m: usize, w: &Packed, c: *mut f32, blocks: Range<usize>) {
+/// Both digits' sums for one row and one block, in i32.
+unsafe fn portable(a: &Operand, w: &Packed, c: *mut f32, blocks: Range<usize>) {
     let (k, n) = (w.k, w.n);
-    for r in 0..m {
-        let row = &a[r * k..(r + 1) * k];
+    for r in 0..a.rows {
+        let (high, low) = (&a.high[r * k..(r + 1) * k], &a.low[r * k..(r + 1) * k]);
         for block in blocks.clone() {
-            let wb = &w.data[block * k * BLOCK..(block + 1) * k * BLOCK];
-            let mut acc = [0f32; BLOCK];
-            for (pair, wp) in row.chunks_exact(2).zip(wb.chunks_exact(2 * BLOCK)) {
-                let (x0, x1) = (from_bf16(pair[0]), from_bf16(pair[1]));
-                for (s, wc) in acc.iter_mut().zip(wp.chunks_exact(2)) {
-                    *s += x1 * wc[1] as f32;
-                    *s += x0 * wc[0] as f32;
+            let wb = w.block(block);
+            let (mut sh, mut sl) = ([0i32; BLOCK], [0i32; BLOCK]);
+            for ((h4, l4), w4) in high
+                .chunks_exact(4)
+                .zip(low.chunks_exact(4))
+                .zip(wb.chunks_exact(4 * BLOCK))
+            {
+                for col in 0..BLOCK {
+                    for i in 0..4 {
+                        let q = w4[4 * col + i] as i32;
+                        sh[col] += h4[i] as i32 * q;
+                        sl[col] += l4[i] as i32 * q;
+                    }
                 }
             }
-            // SAFETY: inside the first `m` rows (the caller checked `c`'s length), in a block
-            // of columns the caller gave this call.
-            unsafe {
-                std::ptr::copy_nonoverlapping(acc.as_ptr(), c.add(r * n + block * BLOCK), BLOCK)
-            };
+            for col in 0..BLOCK {
+                // SAFETY: inside `a.rows` rows (the caller checked `c`'s length), in a block
+                // of columns the caller gave this call.
+                unsafe {
+                    *c.add(r * n + block * BLOCK + col) = combine(sh[col], sl[col], a.scale[r])
+                };
+            }
         }
     }
 }
@@ -300,31 +387,29 @@ unsafe fn portable(a: &[u16], m: usize, w: &Packed, c: *mut f32, blocks: Range<u
 mod x86 {
     use std::arch::asm;
     use std::arch::x86_64::*;
-    use std::cell::RefCell;
     use std::ops::Range;
     use std::sync::OnceLock;
 
-    use super::{Aligned, Gemm, Packed, BLOCK, ROWS};
+    use super::{combine, Gemm, Operand, Packed, BLOCK, ROWS};
 
     pub fn has_avx2() -> bool {
-        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+        is_x86_feature_detected!("avx2")
     }
 
-    pub fn has_avx512_bf16() -> bool {
+    pub fn has_vnni() -> bool {
         is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512bf16")
+            && is_x86_feature_detected!("avx512vnni")
     }
 
-    /// AMX with bf16 (and AVX-512 BF16, which widens the weights for it), and the kernel's
-    /// leave to use the tile registers (Linux asks each process to request them:
-    /// `arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`).
+    /// AMX with int8, and the kernel's leave to use the tile registers (Linux asks each process
+    /// to request them: `arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`).
     pub fn has_amx() -> bool {
         static GRANTED: OnceLock<bool> = OnceLock::new();
         *GRANTED.get_or_init(|| {
-            // CPUID leaf 7: EDX bit 22 AMX-BF16, bit 24 AMX-TILE.
+            // CPUID leaf 7: EDX bit 24 AMX-TILE, bit 25 AMX-INT8.
             let leaf7 = __cpuid_count(7, 0);
-            if leaf7.edx & (1 << 22) == 0 || leaf7.edx & (1 << 24) == 0 || !has_avx512_bf16() {
+            if leaf7.edx & (1 << 24) == 0 || leaf7.edx & (1 << 25) == 0 || !has_vnni() {
                 return false;
             }
             #[cfg(target_os = "linux")]
@@ -350,95 +435,82 @@ mod x86 {
         run: gemm_avx2,
     };
 
-    pub const AVX512_BF16: Gemm = Gemm {
-        name: "avx512-bf16",
-        run: gemm_avx512_bf16,
+    pub const VNNI: Gemm = Gemm {
+        name: "avx512-vnni",
+        run: gemm_vnni,
     };
 
     pub const AMX: Gemm = Gemm {
-        name: "amx-bf16",
+        name: "amx-int8",
         run: gemm_amx,
     };
 
-    // ---- AVX2 + FMA: sixteen weights (eight columns' pairs) widened to i16, their even and
-    // odd halves to f32; four rows by sixteen columns at a time.
+    // ---- AVX2: weights and digits widened to i16, `vpmaddwd` (exact: a pair of products of
+    // two int8 is far from an i32's limit). A register holds four columns' quads as two i32
+    // lanes each (weights 0–1 and 2–3 of the quad); the lanes of a column are added at the end.
 
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn gemm_avx2(a: &[u16], m: usize, w: &Packed, c: *mut f32, blocks: Range<usize>) {
+    #[target_feature(enable = "avx2")]
+    unsafe fn gemm_avx2(a: &Operand, w: &Packed, c: *mut f32, blocks: Range<usize>) {
         let (k, n) = (w.k, w.n);
-        let (pa, pw, pc) = (a.as_ptr(), w.data.as_ptr(), c);
         for block in blocks {
-            let wb = pw.add(block * k * BLOCK);
-            let mut r = 0;
-            while r < m {
-                micro_avx2(pa.add(r * k), k, wb, pc.add(r * n + block * BLOCK), n);
-                r += 4;
-            }
-        }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn micro_avx2(a: *const u16, k: usize, w: *const i8, c: *mut f32, n: usize) {
-        let hi_mask = _mm256_set1_epi32(0xffff0000u32 as i32);
-        let mut acc = [[_mm256_setzero_ps(); 2]; 4];
-        for p in 0..k / 2 {
-            let wp = w.add(p * 2 * BLOCK) as *const __m128i;
-            let mut even = [_mm256_setzero_ps(); 2];
-            let mut odd = [_mm256_setzero_ps(); 2];
-            for h in 0..2 {
-                // Eight columns' pairs: as i32 lanes, the even weight low, the odd one high.
-                let v = _mm256_cvtepi8_epi16(_mm_loadu_si128(wp.add(h)));
-                even[h] = _mm256_cvtepi32_ps(_mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16));
-                odd[h] = _mm256_cvtepi32_ps(_mm256_srai_epi32(v, 16));
-            }
-            for (i, acc) in acc.iter_mut().enumerate() {
-                let pair = (a.add(i * k + 2 * p) as *const i32).read_unaligned();
-                let v = _mm256_set1_epi32(pair);
-                let x0 = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-                let x1 = _mm256_castsi256_ps(_mm256_and_si256(v, hi_mask));
-                for h in 0..2 {
-                    acc[h] = _mm256_fmadd_ps(x1, odd[h], acc[h]);
-                    acc[h] = _mm256_fmadd_ps(x0, even[h], acc[h]);
+            let wb = w.block(block).as_ptr();
+            for r in 0..a.rows {
+                let (h, l) = (a.high.as_ptr().add(r * k), a.low.as_ptr().add(r * k));
+                let mut acc_h = [_mm256_setzero_si256(); 4];
+                let mut acc_l = [_mm256_setzero_si256(); 4];
+                for quad in 0..k / 4 {
+                    let wq = wb.add(quad * 4 * BLOCK) as *const __m128i;
+                    let dh = _mm256_cvtepi8_epi16(_mm_set1_epi32(
+                        (h.add(4 * quad) as *const i32).read_unaligned(),
+                    ));
+                    let dl = _mm256_cvtepi8_epi16(_mm_set1_epi32(
+                        (l.add(4 * quad) as *const i32).read_unaligned(),
+                    ));
+                    for g in 0..4 {
+                        let wv = _mm256_cvtepi8_epi16(_mm_loadu_si128(wq.add(g)));
+                        acc_h[g] = _mm256_add_epi32(acc_h[g], _mm256_madd_epi16(wv, dh));
+                        acc_l[g] = _mm256_add_epi32(acc_l[g], _mm256_madd_epi16(wv, dl));
+                    }
+                }
+                let mut sh = [0i32; 32];
+                let mut sl = [0i32; 32];
+                for g in 0..4 {
+                    _mm256_storeu_si256(sh.as_mut_ptr().add(8 * g) as *mut __m256i, acc_h[g]);
+                    _mm256_storeu_si256(sl.as_mut_ptr().add(8 * g) as *mut __m256i, acc_l[g]);
+                }
+                for col in 0..BLOCK {
+                    *c.add(r * n + block * BLOCK + col) = combine(
+                        sh[2 * col] + sh[2 * col + 1],
+                        sl[2 * col] + sl[2 * col + 1],
+                        a.scale[r],
+                    );
                 }
             }
         }
-        for (i, acc) in acc.iter().enumerate() {
-            _mm256_storeu_ps(c.add(i * n), acc[0]);
-            _mm256_storeu_ps(c.add(i * n + 8), acc[1]);
-        }
     }
 
-    /// 32 weights (a packed row of one block) widened to bf16: to i32, to f32, to bf16 (exact:
-    /// they are whole numbers below 128).
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-    unsafe fn widen32(w: *const i8) -> __m512bh {
-        let v = _mm256_loadu_si256(w as *const __m256i);
-        let lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(v)));
-        let hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(v, 1)));
-        _mm512_cvtne2ps_pbh(hi, lo)
-    }
+    // ---- AVX-512 VNNI: `vpdpbusd` takes unsigned bytes on one side, so the digits go in as
+    // `d + 128` (`d ^ 0x80`) and `128 · Σ q` comes off each column after. Three rows by four
+    // blocks (sixty-four columns), both digits: 24 sums in registers.
 
-    // ---- AVX-512 BF16: `vdpbf16ps`, a pair of A broadcast against a row of pairs of a block;
-    // up to six rows by four blocks (sixty-four columns) of sums in registers.
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-    unsafe fn gemm_avx512_bf16(a: &[u16], m: usize, w: &Packed, c: *mut f32, blocks: Range<usize>) {
-        let (k, n) = (w.k, w.n);
-        let (pa, pw, pc) = (a.as_ptr(), w.data.as_ptr(), c);
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn gemm_vnni(a: &Operand, w: &Packed, c: *mut f32, blocks: Range<usize>) {
         let mut block = blocks.start;
         while block < blocks.end {
             let nb = (blocks.end - block).min(4);
             let mut r = 0;
-            while r < m {
-                let rows = (m - r).min(6);
-                let (a, c) = (pa.add(r * k), pc.add(r * n + block * BLOCK));
-                let w = pw.add(block * k * BLOCK);
+            while r < a.rows {
+                let rows = (a.rows - r).min(3);
                 match (rows, nb) {
-                    (6, 4) => micro_bf16::<6, 4>(a, k, w, c, n),
-                    (4, 4) => micro_bf16::<4, 4>(a, k, w, c, n),
-                    (rows, nb) => micro_bf16_any(rows, nb, a, k, w, c, n),
+                    (3, 4) => micro_vnni::<3, 4>(a, w, c, r, block),
+                    (1, 4) => micro_vnni::<1, 4>(a, w, c, r, block),
+                    (rows, nb) => {
+                        for i in 0..rows {
+                            for t in (0..nb).step_by(2) {
+                                micro_vnni::<1, 2>(a, w, c, r + i, block + t);
+                            }
+                        }
+                    }
                 }
                 r += rows;
             }
@@ -447,64 +519,55 @@ mod x86 {
     }
 
     #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-    unsafe fn micro_bf16<const R: usize, const NB: usize>(
-        a: *const u16,
-        k: usize,
-        w: *const i8,
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn micro_vnni<const R: usize, const NB: usize>(
+        a: &Operand,
+        w: &Packed,
         c: *mut f32,
-        n: usize,
+        r0: usize,
+        b0: usize,
     ) {
-        let mut acc = [[_mm512_setzero_ps(); NB]; R];
-        let stride = k * BLOCK; // bytes from one block to the next
-        for p in 0..k / 2 {
-            let mut b = [widen32(w.add(p * 2 * BLOCK)); NB];
-            for (t, b) in b.iter_mut().enumerate().skip(1) {
-                *b = widen32(w.add(t * stride + p * 2 * BLOCK));
+        let (k, n) = (w.k, w.n);
+        let flip = _mm512_set1_epi32(0x8080_8080u32 as i32);
+        let mut acc_h = [[_mm512_setzero_si512(); NB]; R];
+        let mut acc_l = [[_mm512_setzero_si512(); NB]; R];
+        let wp = w.data.as_ptr().add(b0 * k * BLOCK);
+        for quad in 0..k / 4 {
+            let mut b = [_mm512_setzero_si512(); NB];
+            for (t, b) in b.iter_mut().enumerate() {
+                *b = _mm512_loadu_si512(wp.add(t * k * BLOCK + quad * 4 * BLOCK) as *const _);
             }
-            for (i, acc) in acc.iter_mut().enumerate() {
-                let pair = (a.add(i * k + 2 * p) as *const i32).read_unaligned();
-                let x: __m512bh = std::mem::transmute(_mm512_set1_epi32(pair));
+            for i in 0..R {
+                let at = (r0 + i) * k + 4 * quad;
+                let h = (a.high.as_ptr().add(at) as *const i32).read_unaligned();
+                let l = (a.low.as_ptr().add(at) as *const i32).read_unaligned();
+                let h = _mm512_xor_si512(_mm512_set1_epi32(h), flip);
+                let l = _mm512_xor_si512(_mm512_set1_epi32(l), flip);
                 for t in 0..NB {
-                    acc[t] = _mm512_dpbf16_ps(acc[t], x, b[t]);
+                    acc_h[i][t] = _mm512_dpbusd_epi32(acc_h[i][t], h, b[t]);
+                    acc_l[i][t] = _mm512_dpbusd_epi32(acc_l[i][t], l, b[t]);
                 }
             }
         }
-        for (i, acc) in acc.iter().enumerate() {
-            for (t, acc) in acc.iter().enumerate() {
-                _mm512_storeu_ps(c.add(i * n + t * BLOCK), *acc);
+        for i in 0..R {
+            let r = r0 + i;
+            for t in 0..NB {
+                let mut sh = [0i32; BLOCK];
+                let mut sl = [0i32; BLOCK];
+                _mm512_storeu_si512(sh.as_mut_ptr() as *mut _, acc_h[i][t]);
+                _mm512_storeu_si512(sl.as_mut_ptr() as *mut _, acc_l[i][t]);
+                let col0 = (b0 + t) * BLOCK;
+                for col in 0..BLOCK {
+                    let off = w.offset[col0 + col];
+                    *c.add(r * n + col0 + col) = combine(sh[col] - off, sl[col] - off, a.scale[r]);
+                }
             }
         }
     }
 
-    /// Any other corner: one row and one block at a time.
-    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-    unsafe fn micro_bf16_any(
-        rows: usize,
-        nb: usize,
-        a: *const u16,
-        k: usize,
-        w: *const i8,
-        c: *mut f32,
-        n: usize,
-    ) {
-        for i in 0..rows {
-            for t in 0..nb {
-                micro_bf16::<1, 1>(
-                    a.add(i * k),
-                    k,
-                    w.add(t * k * BLOCK),
-                    c.add(i * n + t * BLOCK),
-                    n,
-                );
-            }
-        }
-    }
-
-    // ---- AMX: tiles of 16 rows. Four accumulating tiles (tmm0–3: two row tiles by two column
-    // blocks), two tiles of A (tmm4–5, 16 rows by 32 bf16), two of W (tmm6–7, 16 pairs by 16
-    // columns, exactly a packed block's rows, widened to bf16 into a buffer of this thread's
-    // once per pair of blocks and used by every row tile).
+    // ---- AMX: one tile of 16 rows at a time against two blocks of columns, both digits: four
+    // accumulating tiles (tmm0–3), the two digits' tiles of A (tmm4–5, 16 rows by 64), two of W
+    // (tmm6–7, 16 quads by 16 columns: exactly a packed block's rows, read as they are).
 
     #[repr(C, align(64))]
     struct TileConfig([u8; 64]);
@@ -519,126 +582,69 @@ mod x86 {
         TileConfig(cfg)
     }
 
-    thread_local! {
-        /// Two blocks of weights widened to bf16 (the longest `k` is 1536: 96 KB).
-        static WIDE: RefCell<Aligned<u16>> = RefCell::new(Aligned::zeroed(0));
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-    unsafe fn gemm_amx(a: &[u16], m: usize, w: &Packed, c: *mut f32, blocks: Range<usize>) {
-        WIDE.with(|wide| {
-            let mut wide = wide.borrow_mut();
-            if wide.len() < 2 * w.k * BLOCK {
-                *wide = Aligned::zeroed(2 * w.k * BLOCK);
-            }
-            amx(a, m, w, c, blocks, &mut wide)
-        })
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-    unsafe fn amx(
-        a: &[u16],
-        m: usize,
-        w: &Packed,
-        c: *mut f32,
-        blocks: Range<usize>,
-        wide: &mut [u16],
-    ) {
+    #[target_feature(enable = "avx512f")]
+    unsafe fn gemm_amx(a: &Operand, w: &Packed, c: *mut f32, blocks: Range<usize>) {
         let (k, n) = (w.k, w.n);
-        let (pa, pw, pc) = (a.as_ptr(), w.data.as_ptr(), c);
         let cfg = tile_config();
-        let a_stride = k * 2; // bytes from one row of A to the next
-        let c_stride = n * 4;
-        let pair_len = 2 * k * BLOCK; // two blocks of weights
+        let a_stride = k; // bytes from one row of digits to the next
+        let mut sums = [[0i32; ROWS * BLOCK]; 4];
         asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
         let mut block = blocks.start;
         while block < blocks.end {
-            // Widen this pair of blocks: 32 weights (64 bytes of bf16) at a time.
-            let src = pw.add(block * k * BLOCK);
-            let dst = wide.as_mut_ptr();
-            let mut i = 0;
-            while i < pair_len {
-                _mm512_storeu_si512(
-                    dst.add(i) as *mut _,
-                    std::mem::transmute::<__m512bh, __m512i>(widen32(src.add(i))),
-                );
-                i += 32;
-            }
-            let w0 = dst as *const u16;
+            let w0 = w.data.as_ptr().add(block * k * BLOCK);
             let w1 = w0.add(k * BLOCK);
             let mut r = 0;
-            while r < m {
-                let a0 = pa.add(r * k);
-                let c0 = pc.add(r * n + block * BLOCK);
-                if r + 2 * ROWS <= m {
-                    let a1 = a0.add(ROWS * k);
+            while r < a.rows {
+                let h = a.high.as_ptr().add(r * k);
+                let l = a.low.as_ptr().add(r * k);
+                asm!(
+                    "tilezero tmm0",
+                    "tilezero tmm1",
+                    "tilezero tmm2",
+                    "tilezero tmm3",
+                    options(nostack, nomem)
+                );
+                for s in 0..k / 64 {
                     asm!(
-                        "tilezero tmm0",
-                        "tilezero tmm1",
-                        "tilezero tmm2",
-                        "tilezero tmm3",
-                        options(nostack, nomem)
+                        "tileloadd tmm4, [{h} + {as_}]",
+                        "tileloadd tmm5, [{l} + {as_}]",
+                        "tileloadd tmm6, [{w0} + {ws}]",
+                        "tileloadd tmm7, [{w1} + {ws}]",
+                        "tdpbssd tmm0, tmm4, tmm6",
+                        "tdpbssd tmm1, tmm5, tmm6",
+                        "tdpbssd tmm2, tmm4, tmm7",
+                        "tdpbssd tmm3, tmm5, tmm7",
+                        h = in(reg) h.add(s * 64),
+                        l = in(reg) l.add(s * 64),
+                        w0 = in(reg) w0.add(s * 64 * BLOCK),
+                        w1 = in(reg) w1.add(s * 64 * BLOCK),
+                        as_ = in(reg) a_stride,
+                        ws = in(reg) 64usize,
+                        options(nostack, readonly)
                     );
-                    for s in 0..k / 32 {
-                        asm!(
-                            "tileloadd tmm4, [{a0} + {as_}]",
-                            "tileloadd tmm5, [{a1} + {as_}]",
-                            "tileloadd tmm6, [{w0} + {ws}]",
-                            "tileloadd tmm7, [{w1} + {ws}]",
-                            "tdpbf16ps tmm0, tmm4, tmm6",
-                            "tdpbf16ps tmm1, tmm4, tmm7",
-                            "tdpbf16ps tmm2, tmm5, tmm6",
-                            "tdpbf16ps tmm3, tmm5, tmm7",
-                            a0 = in(reg) a0.add(s * 32),
-                            a1 = in(reg) a1.add(s * 32),
-                            w0 = in(reg) w0.add(s * 32 * BLOCK),
-                            w1 = in(reg) w1.add(s * 32 * BLOCK),
-                            as_ = in(reg) a_stride,
-                            ws = in(reg) 64usize,
-                            options(nostack, readonly)
-                        );
-                    }
-                    let c1 = c0.add(ROWS * n);
-                    asm!(
-                        "tilestored [{c0} + {cs}], tmm0",
-                        "tilestored [{c0b} + {cs}], tmm1",
-                        "tilestored [{c1} + {cs}], tmm2",
-                        "tilestored [{c1b} + {cs}], tmm3",
-                        c0 = in(reg) c0,
-                        c0b = in(reg) c0.add(BLOCK),
-                        c1 = in(reg) c1,
-                        c1b = in(reg) c1.add(BLOCK),
-                        cs = in(reg) c_stride,
-                        options(nostack)
-                    );
-                    r += 2 * ROWS;
-                } else {
-                    asm!("tilezero tmm0", "tilezero tmm1", options(nostack, nomem));
-                    for s in 0..k / 32 {
-                        asm!(
-                            "tileloadd tmm4, [{a0} + {as_}]",
-                            "tileloadd tmm6, [{w0} + {ws}]",
-                            "tileloadd tmm7, [{w1} + {ws}]",
-                            "tdpbf16ps tmm0, tmm4, tmm6",
-                            "tdpbf16ps tmm1, tmm4, tmm7",
-                            a0 = in(reg) a0.add(s * 32),
-                            w0 = in(reg) w0.add(s * 32 * BLOCK),
-                            w1 = in(reg) w1.add(s * 32 * BLOCK),
-                            as_ = in(reg) a_stride,
-                            ws = in(reg) 64usize,
-                            options(nostack, readonly)
-                        );
-                    }
-                    asm!(
-                        "tilestored [{c0} + {cs}], tmm0",
-                        "tilestored [{c0b} + {cs}], tmm1",
-                        c0 = in(reg) c0,
-                        c0b = in(reg) c0.add(BLOCK),
-                        cs = in(reg) c_stride,
-                        options(nostack)
-                    );
-                    r += ROWS;
                 }
+                asm!(
+                    "tilestored [{s0} + {ss}], tmm0",
+                    "tilestored [{s1} + {ss}], tmm1",
+                    "tilestored [{s2} + {ss}], tmm2",
+                    "tilestored [{s3} + {ss}], tmm3",
+                    s0 = in(reg) sums[0].as_mut_ptr(),
+                    s1 = in(reg) sums[1].as_mut_ptr(),
+                    s2 = in(reg) sums[2].as_mut_ptr(),
+                    s3 = in(reg) sums[3].as_mut_ptr(),
+                    ss = in(reg) BLOCK * 4,
+                    options(nostack)
+                );
+                for i in 0..ROWS {
+                    let scale = a.scale[r + i];
+                    let out = c.add((r + i) * n + block * BLOCK);
+                    for col in 0..BLOCK {
+                        let at = i * BLOCK + col;
+                        *out.add(col) = combine(sums[0][at], sums[1][at], scale);
+                        *out.add(BLOCK + col) = combine(sums[2][at], sums[3][at], scale);
+                    }
+                }
+                r += ROWS;
             }
             block += 2;
         }
@@ -665,26 +671,42 @@ mod tests {
     }
 
     #[test]
-    fn bf16_rounds_to_nearest_even() {
-        assert_eq!(to_bf16(1.0), 0x3f80);
-        assert_eq!(from_bf16(to_bf16(-2.5)), -2.5);
-        // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even one, 1.
-        assert_eq!(to_bf16(1.0 + 1.0 / 256.0), 0x3f80);
-        assert_eq!(to_bf16(1.0 + 3.0 / 256.0), 0x3f82);
-        assert!(from_bf16(to_bf16(f32::NAN)).is_nan());
-        for q in -128..=127 {
-            assert_eq!(
-                from_bf16(to_bf16(q as f32)),
-                q as f32,
-                "int8 values are exact"
-            );
+    fn digits_hold_a_row_to_sixteen_bits() {
+        let mut rng = Rng(7);
+        let k = 384;
+        let mut x: Vec<f32> = (0..3 * k).map(|_| rng.f32() * 3.0).collect();
+        x[5] = 40.0; // an outlier, as BERT's hidden states have
+        x[k..2 * k].fill(0.0); // a row of zeros
+        let mut a = Operand::new(3, k);
+        a.set(&x, k);
+        assert_eq!(a.rows(), 16);
+        for r in [0, 2] {
+            let row = &x[r * k..(r + 1) * k];
+            let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
+            for (i, &v) in row.iter().enumerate() {
+                let back = a.scale[r] * (a.high[r * k + i] as f32 + a.low[r * k + i] as f32 / LOW);
+                assert!(
+                    (back - v).abs() <= max / 64_000.0,
+                    "row {r} [{i}]: {v} -> {back}"
+                );
+            }
+        }
+        assert_eq!(a.scale[1], 0.0);
+        assert!(a.high[k..2 * k].iter().all(|&d| d == 0));
+        assert!(a.scale[3..].iter().all(|&s| s == 0.0), "the padding rows");
+        // A NaN or an infinity in a row: that row is NaN, the others are kept.
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            x[2 * k + 3] = bad;
+            a.set(&x, k);
+            assert!(a.scale[2].is_nan() && a.scale[0] > 0.0);
         }
     }
 
-    /// Each kernel this CPU runs against the portable one, on every shape the model uses and a
-    /// few more, rows from one tile to several (and an odd number of tiles).
+    /// Each kernel this CPU runs against the portable one, bit for bit, on every shape the model
+    /// uses and a few more, from one tile of rows to several, in whole and in blocks; and the
+    /// portable one against the sum of the digits' values in f64.
     #[test]
-    fn every_kernel_agrees_with_the_portable_one() {
+    fn every_kernel_gives_the_portable_kernels_bits() {
         let mut rng = Rng(0x9e3779b97f4a7c15);
         let skipped = unavailable();
         let kernels = available();
@@ -693,60 +715,62 @@ mod tests {
             kernels.iter().map(|g| g.name).collect::<Vec<_>>()
         );
         for &(k, n) in &[
-            (32, 32),
+            (64, 32),
             (384, 1152),
             (384, 384),
             (384, 1536),
             (1536, 384),
-            (64, 96),
+            (128, 96),
         ] {
             let q: Vec<i8> = (0..k * n)
                 .map(|_| ((rng.next() % 255) as i32 - 127) as i8)
                 .collect();
-            let colmax: Vec<f32> = (0..n)
-                .map(|c| {
-                    (0..k)
-                        .map(|i| (q[i * n + c] as f32).abs())
-                        .fold(0.0, f32::max)
-                })
-                .collect();
             let w = Packed::new(&q, k, n);
-            for m in [16, 32, 48, 80] {
-                let a: Vec<u16> = (0..m * k).map(|_| to_bf16(rng.f32() * 3.0)).collect();
-                let rowabs: Vec<f32> = (0..m)
-                    .map(|r| {
-                        a[r * k..(r + 1) * k]
-                            .iter()
-                            .map(|&x| from_bf16(x).abs())
-                            .sum()
-                    })
-                    .collect();
-                let mut want = vec![0f32; m * n];
-                PORTABLE.run(&a, m, &w, &mut want);
-                // The portable kernel itself against a plain triple loop in f64.
-                for (r, c) in [(0, 0), (m - 1, n - 1), (m / 2, n / 3)] {
+            for m in [1, 16, 17, 40, 80] {
+                let x: Vec<f32> = (0..m * k).map(|_| rng.f32() * 5.0).collect();
+                let mut a = Operand::new(m, k);
+                a.set(&x, k);
+                let rows = a.rows();
+                let mut want = vec![0f32; rows * n];
+                PORTABLE.run(&a, &w, &mut want);
+                for (r, col) in [(0, 0), (m - 1, n - 1), (m / 2, n / 3)] {
                     let exact: f64 = (0..k)
-                        .map(|i| from_bf16(a[r * k + i]) as f64 * q[i * n + c] as f64)
+                        .map(|i| {
+                            let d = a.high[r * k + i] as f64 + a.low[r * k + i] as f64 / 254.0;
+                            a.scale[r] as f64 * d * q[i * n + col] as f64
+                        })
                         .sum();
-                    let bound: f64 = (0..k)
-                        .map(|i| (from_bf16(a[r * k + i]) as f64 * q[i * n + c] as f64).abs())
-                        .sum();
+                    let got = want[r * n + col] as f64;
                     assert!(
-                        (want[r * n + c] as f64 - exact).abs() <= bound * 1e-6 + 1e-6,
-                        "portable {k}x{n} m {m} ({r}, {c}): {} vs {exact}",
-                        want[r * n + c]
+                        (got - exact).abs() <= 1e-6 * exact.abs().max(1.0),
+                        "portable {k}x{n} m {m} ({r}, {col}): {got} vs {exact}"
                     );
                 }
                 for g in &kernels {
-                    let mut got = vec![f32::NAN; m * n];
-                    g.run(&a, m, &w, &mut got);
-                    for (i, (x, y)) in got.iter().zip(&want).enumerate() {
-                        let bound = rowabs[i / n] * colmax[i % n];
-                        assert!(
-                            (x - y).abs() <= 1e-5 * bound,
-                            "{} {k}x{n} m {m} at {i}: {x} vs {y}",
-                            g.name
-                        );
+                    let mut got = vec![f32::NAN; rows * n];
+                    g.run(&a, &w, &mut got);
+                    assert!(
+                        got.iter()
+                            .zip(&want)
+                            .all(|(x, y)| x.to_bits() == y.to_bits()),
+                        "{} {k}x{n} m {m}",
+                        g.name
+                    );
+                    // The second half of the columns alone leaves the first half untouched.
+                    let mut half = vec![f32::NAN; rows * n];
+                    let nb = Gemm::blocks(n);
+                    let cut = nb / 4 * 2;
+                    // SAFETY: `half` is this thread's own.
+                    unsafe { g.run_blocks(&a, &w, half.as_mut_ptr(), half.len(), cut..nb) };
+                    for r in 0..rows {
+                        for col in 0..n {
+                            let (x, y) = (half[r * n + col], want[r * n + col]);
+                            if col < cut * 16 {
+                                assert!(x.is_nan(), "{} wrote outside its blocks", g.name);
+                            } else {
+                                assert_eq!(x.to_bits(), y.to_bits(), "{} in blocks", g.name);
+                            }
+                        }
                     }
                 }
             }

@@ -4,10 +4,11 @@
 //! Why not ONNX Runtime: the file stores its weights as int8 with a scale per column, and ONNX
 //! Runtime turns them back into f32 when it loads the file (90 MB held), then runs an f32 graph
 //! over a batch padded to its longest text. Here:
-//! - the weights stay whole numbers in bf16 (21 MB; 8 bits are enough for an int8 value), the
-//!   activations are rounded to bf16 at each product and everything else is f32
-//!   ([`super::gemm`] says why that changes the vectors by less than 10⁻⁵ in cosine);
-//! - the products run on AMX tiles or `vdpbf16ps` where the CPU has them ([`super::gemm`]);
+//! - the weights stay the file's int8 bytes (10.6 MB), the activations are taken to 16 bits at
+//!   each product (two int8 digits) and everything else is f32 ([`super::gemm`] says why that
+//!   changes the vectors by less than 10⁻⁶ in cosine);
+//! - the products are sums of whole numbers, on AMX tiles or `vpdpbusd` where the CPU has them
+//!   ([`super::gemm`]);
 //! - a batch is packed, not padded: every text's tokens are rows of one matrix for the linear
 //!   layers, and attention runs within each text, so a short text costs its own tokens only;
 //! - a batch is cut in two halves of about the same number of tokens, one per core.
@@ -16,7 +17,7 @@
 //! of 12-head self-attention (32 dimensions a head) and a 1536-wide GELU feed-forward block, each
 //! with a residual connection and a LayerNorm (ε = 10⁻¹²).
 
-use super::gemm::{self, to_bf16, Gemm, Packed};
+use super::gemm::{self, Gemm, Operand, Packed};
 
 use super::onnx_file::{Graph, ParseError};
 use super::team::Team;
@@ -206,10 +207,10 @@ impl MiniLm {
     }
 
     /// `C = A · W`, on both cores when `team` is given.
-    fn product(&self, team: Option<&Team>, a: &[u16], m: usize, w: &Packed, c: &mut [f32]) {
+    fn product(&self, team: Option<&Team>, a: &Operand, w: &Packed, c: &mut [f32]) {
         match team {
-            Some(team) => team.run(&self.gemm, a, m, w, c),
-            None => self.gemm.run(a, m, w, c),
+            Some(team) => team.run(&self.gemm, a, w, c),
+            None => self.gemm.run(a, w, c),
         }
     }
 }
@@ -276,21 +277,21 @@ fn forward(model: &MiniLm, texts: &[&[u32]], team: Option<&Team>) -> Vec<Vec<f32
     }
     layer_norm(&mut x, &model.embed_norm);
 
-    // Scratch: the bf16 operand (rows past `m` stay zero), and the products.
-    let mut a = gemm::Aligned::<u16>::zeroed(mp * FFN);
+    // Scratch: the products' left operand (as digits), and the products.
+    let mut a = Operand::new(m, FFN);
     let mut wide = gemm::Aligned::<f32>::zeroed(mp * FFN);
     let mut narrow = gemm::Aligned::<f32>::zeroed(mp * HIDDEN);
     let mut ctx = vec![0f32; m * HIDDEN];
     let mut scratch = Attention::default();
     for layer in &model.layers {
         // Attention.
-        round_into(&x, &mut a);
+        a.set(&x, HIDDEN);
         let n = layer.qkv.w.n();
-        model.product(team, &a, mp, &layer.qkv.w, &mut wide);
+        model.product(team, &a, &layer.qkv.w, &mut wide);
         finish(&mut wide[..m * n], &layer.qkv);
         attention(&wide[..m * n], texts, &mut ctx, &mut scratch);
-        round_into(&ctx, &mut a);
-        model.product(team, &a, mp, &layer.attn_out.w, &mut narrow);
+        a.set(&ctx, HIDDEN);
+        model.product(team, &a, &layer.attn_out.w, &mut narrow);
         residual_norm(
             &mut x,
             &narrow[..m * HIDDEN],
@@ -298,10 +299,11 @@ fn forward(model: &MiniLm, texts: &[&[u32]], team: Option<&Team>) -> Vec<Vec<f32
             &layer.attn_norm,
         );
         // Feed-forward.
-        round_into(&x, &mut a);
-        model.product(team, &a, mp, &layer.ffn_in.w, &mut wide);
-        finish_gelu_into(&wide[..m * FFN], &layer.ffn_in, &mut a);
-        model.product(team, &a, mp, &layer.ffn_out.w, &mut narrow);
+        a.set(&x, HIDDEN);
+        model.product(team, &a, &layer.ffn_in.w, &mut wide);
+        finish_gelu(&mut wide[..m * FFN], &layer.ffn_in);
+        a.set(&wide[..m * FFN], FFN);
+        model.product(team, &a, &layer.ffn_out.w, &mut narrow);
         residual_norm(
             &mut x,
             &narrow[..m * HIDDEN],
@@ -330,14 +332,6 @@ fn forward(model: &MiniLm, texts: &[&[u32]], team: Option<&Team>) -> Vec<Vec<f32
     out
 }
 
-/// `src` rounded to bf16 into the start of `dst`.
-#[inline(always)]
-fn round_into(src: &[f32], dst: &mut [u16]) {
-    for (d, &s) in dst.iter_mut().zip(src) {
-        *d = to_bf16(s);
-    }
-}
-
 /// Scale and bias each row of a product.
 #[inline(always)]
 fn finish(y: &mut [f32], l: &Linear) {
@@ -349,14 +343,13 @@ fn finish(y: &mut [f32], l: &Linear) {
     }
 }
 
-/// The feed-forward block's middle: `gelu(product · scale + bias)`, rounded to bf16 into `dst`
-/// (the next product's operand).
+/// The feed-forward block's middle: `gelu(product · scale + bias)`, in place.
 #[inline(always)]
-fn finish_gelu_into(y: &[f32], l: &Linear, dst: &mut [u16]) {
+fn finish_gelu(y: &mut [f32], l: &Linear) {
     let n = l.scale.len();
-    for (row, out) in y.chunks_exact(n).zip(dst.chunks_exact_mut(n)) {
-        for (((o, &v), &s), &b) in out.iter_mut().zip(row).zip(&l.scale).zip(&l.bias) {
-            *o = to_bf16(gelu(v * s + b));
+    for row in y.chunks_exact_mut(n) {
+        for ((v, &s), &b) in row.iter_mut().zip(&l.scale).zip(&l.bias) {
+            *v = gelu(*v * s + b);
         }
     }
 }

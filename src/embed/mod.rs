@@ -114,8 +114,8 @@ impl Embedder {
         }
     }
 
-    /// What computes the vectors: `umwelt (amx-bf16)` (the kernel its products run on), or
-    /// `onnxruntime`.
+    /// What computes the vectors: `umwelt (amx-int8, avx512)` (the kernel its products run on
+    /// and the width of the element-wise work), or `onnxruntime`.
     pub fn engine(&self) -> String {
         match &self.model {
             Model::Umwelt(m) => format!("umwelt ({})", m.kernel()),

@@ -77,9 +77,10 @@ fn umwelts_model_gives_onnx_runtimes_vectors() {
         "lowest cosine to ONNX Runtime's vector: {} ({:?})",
         worst.0, worst.1
     );
-    // Measured on this suite: 0.999985 for the empty text (two tokens), 0.99999 and above for
-    // every other; the bf16 rounding of the activations is the difference.
-    assert!(worst.0 >= 0.99998, "{worst:?}");
+    // Measured on this suite: 0.9999992 at the lowest; the activations taken to 16 bits at each
+    // product (two int8 digits, `embed::gemm`) are the difference. bf16 activations gave
+    // 0.999985, which this bar would refuse.
+    assert!(worst.0 >= 0.999995, "{worst:?}");
 }
 
 #[test]
@@ -234,7 +235,7 @@ fn every_kernel_this_cpu_runs_gives_the_same_vectors() {
                 .map(|(a, b)| cosine(a, b))
                 .fold(1.0f32, f32::min);
             eprintln!("{}: lowest cosine {worst}", ours.engine());
-            assert!(worst >= 0.99998, "{}: {worst}", ours.engine());
+            assert!(worst >= 0.999995, "{}: {worst}", ours.engine());
             match &first {
                 None => first = Some(got),
                 Some(f) => assert_eq!(f, &got, "{} changed a bit", ours.engine()),
