@@ -16,6 +16,14 @@ pub const GGML_MAGIC: u32 = 0x6767_6d6c;
 pub const GGML_F32: i32 = 0;
 /// A tensor (or file) type: 16-bit floats.
 pub const GGML_F16: i32 = 1;
+/// A tensor type: whisper.cpp's `q8_0`, blocks of [`Q8_0_BLOCK`] values as an f16 scale and
+/// that many int8 ([`Q8_0_BYTES`] bytes a block).
+pub const GGML_Q8_0: i32 = 8;
+pub const Q8_0_BLOCK: usize = 32;
+pub const Q8_0_BYTES: usize = 34;
+/// The file type of a file whose matrices are `q8_0`: ggml's `GGML_FTYPE_MOSTLY_Q8_0` (7) plus
+/// its quantisation version (2) times 1000, as whisper.cpp's `quantize` writes it.
+pub const FILE_MOSTLY_Q8_0: i32 = 2 * 1000 + 7;
 
 /// Walk a GGML whisper file's headers without loading it, checking that every count is sane and
 /// that the tensors end exactly at the end of the file. whisper.cpp trusts these numbers (a
@@ -59,7 +67,11 @@ pub fn check_ggml_file(path: &Path) -> Result<()> {
     let h: Vec<i64> = (0..11)
         .map(|_| i32_at(&mut f, &mut pos))
         .collect::<Result<_>>()?;
-    if h[..10].iter().any(|&v| !(1..=1_000_000).contains(&v)) || !(0..=32).contains(&h[10]) {
+    // The file type: a ggml type, plus 1000 times the quantisation version for a quantised file.
+    if h[..10].iter().any(|&v| !(1..=1_000_000).contains(&v))
+        || !(0..=32).contains(&(h[10] % 1000))
+        || !(0..=2).contains(&(h[10] / 1000))
+    {
         return Err(corrupt(format!("its dimensions make no sense: {h:?}")));
     }
     let (n_mel, n_fft) = (i32_at(&mut f, &mut pos)?, i32_at(&mut f, &mut pos)?);
@@ -85,28 +97,35 @@ pub fn check_ggml_file(path: &Path) -> Result<()> {
             i32_at(&mut f, &mut pos)?,
             i32_at(&mut f, &mut pos)?,
         );
-        let elem = match ftype as i32 {
-            GGML_F32 => 4,
-            GGML_F16 => 2,
-            t => {
-                return Err(corrupt(format!(
-                    "tensor {tensors} has type {t}; this build reads f32 and f16 files"
-                )))
-            }
-        };
+        if !matches!(ftype as i32, GGML_F32 | GGML_F16 | GGML_Q8_0) {
+            return Err(corrupt(format!(
+                "tensor {tensors} has type {ftype}; this build reads f32, f16 and q8_0 tensors"
+            )));
+        }
         if !(1..=4).contains(&n_dims) || !(1..=256).contains(&name_len) {
             return Err(corrupt(format!("tensor {tensors} has a malformed header")));
         }
         let mut n: i64 = 1;
-        for _ in 0..n_dims {
+        for i in 0..n_dims {
             let d = i32_at(&mut f, &mut pos)?;
             if !(1..=1 << 24).contains(&d) {
                 return Err(corrupt(format!("tensor {tensors} has a dimension of {d}")));
             }
+            // q8_0 blocks run along the innermost dimension (written first).
+            if i == 0 && ftype as i32 == GGML_Q8_0 && d % Q8_0_BLOCK as i64 != 0 {
+                return Err(corrupt(format!(
+                    "tensor {tensors} is q8_0 with rows of {d}, not whole blocks"
+                )));
+            }
             n = n.saturating_mul(d);
         }
+        let bytes = match ftype as i32 {
+            GGML_F32 => n.saturating_mul(4),
+            GGML_F16 => n.saturating_mul(2),
+            _ => (n / Q8_0_BLOCK as i64).saturating_mul(Q8_0_BYTES as i64),
+        };
         skip(&mut f, &mut pos, name_len)?;
-        skip(&mut f, &mut pos, n.saturating_mul(elem))?;
+        skip(&mut f, &mut pos, bytes)?;
         tensors += 1;
     }
     if tensors == 0 {
@@ -118,12 +137,19 @@ pub fn check_ggml_file(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::whisper_ggml::tests::tiny_model;
+    use crate::models::whisper_ggml::tests::tiny_model_of;
     use crate::models::whisper_ggml::{read_ct2, write_ggml};
 
     #[test]
     fn the_file_check_accepts_a_whole_file_and_rejects_every_truncation() {
-        let vars = read_ct2(&tiny_model()).unwrap();
+        // Width 2: an f16 file; width 32: a q8_0 one.
+        for d in [2, 32] {
+            file_check_at_width(d);
+        }
+    }
+
+    fn file_check_at_width(d: usize) {
+        let vars = read_ct2(&tiny_model_of(d)).unwrap();
         let mut out = Vec::new();
         write_ggml(&mut out, &vars, (&[3, 4], &[0.5; 12]), &[b"a".to_vec()]).unwrap();
         let dir = tempfile::tempdir().unwrap();
