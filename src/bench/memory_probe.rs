@@ -13,7 +13,8 @@ use std::process::Command;
 
 use crate::error::{Error, Result};
 
-/// The environment variable that makes a process a probe: `warm`, `dictating` or `speaking`.
+/// The environment variable that makes a process a probe: `warm`, `dictating`, `speaking` or
+/// `spoke`.
 pub const PROBE_ENV: &str = "UMWELT_MEMORY_PROBE";
 /// The memory file a probe loads the index of (a harness corpus).
 const PROBE_DB_ENV: &str = "UMWELT_MEMORY_PROBE_DB";
@@ -29,6 +30,8 @@ pub enum Probe {
     Dictating,
     /// The highest resident set while reading a four-sentence reply aloud, paced.
     Speaking,
+    /// The resident set once that reply has been read (what the voice keeps afterwards).
+    Spoke,
 }
 
 impl Probe {
@@ -37,6 +40,7 @@ impl Probe {
             Probe::Warm => "warm",
             Probe::Dictating => "dictating",
             Probe::Speaking => "speaking",
+            Probe::Spoke => "spoke",
         }
     }
 }
@@ -77,8 +81,9 @@ pub fn run_if_asked() {
         Some("warm") => Probe::Warm,
         Some("dictating") => Probe::Dictating,
         Some("speaking") => Probe::Speaking,
+        Some("spoke") => Probe::Spoke,
         _ => {
-            eprintln!("{PROBE_ENV} is warm, dictating or speaking, not {what:?}");
+            eprintln!("{PROBE_ENV} is warm, dictating, speaking or spoke, not {what:?}");
             std::process::exit(2);
         }
     };
@@ -147,7 +152,7 @@ fn probe(what: Probe, db: Option<&Path>) -> Result<f64> {
             dictation::live_dictation(&ears, &pcm, 0.5, 0.5)?;
             status_mib("VmHWM")
         }
-        Probe::Speaking => {
+        Probe::Speaking | Probe::Spoke => {
             reset_peak()?;
             speaker
                 .speak(
@@ -156,7 +161,11 @@ fn probe(what: Probe, db: Option<&Path>) -> Result<f64> {
                     Output::Paced,
                 )?
                 .wait()?;
-            status_mib("VmHWM")
+            status_mib(if what == Probe::Spoke {
+                "VmRSS"
+            } else {
+                "VmHWM"
+            })
         }
     }
 }

@@ -24,7 +24,7 @@ use symphonia::core::meta::MetadataOptions;
 
 use crate::audio::{StreamResampler, SAMPLE_RATE};
 use crate::error::{Error, Result};
-use crate::speech::transcriber::{Decoding, TimedText, Transcriber};
+use crate::speech::transcriber::{Decoding, TimedText, Transcriber, Workspace};
 
 /// The formats a file may be in, as the user sees them (for messages and the file picker).
 pub const FORMATS: &str = "WAV, MP3, FLAC, OGG/Opus, M4A/AAC, WebM, AIFF or CAF";
@@ -279,6 +279,8 @@ pub fn transcribe_file(
     let mut offset = 0usize;
     let mut segments = Vec::new();
     let mut at_end = false;
+    // One workspace for every stretch (whisper's memory, made once).
+    let mut work = Workspace::default();
     progress(FileProgress {
         done_s: 0.0,
         total_s,
@@ -301,7 +303,7 @@ pub fn transcribe_file(
         let piece = &pending[..cut];
         if !piece.is_empty() {
             let start_ms = (offset as i64 * 1000) / SAMPLE_RATE as i64;
-            let heard = transcriber.timed_segments(piece, &how, Some(cancel.clone()))?;
+            let heard = transcriber.timed_segments(&mut work, piece, &how, Some(cancel.clone()))?;
             let piece_ms = (piece.len() as i64 * 1000) / SAMPLE_RATE as i64;
             segments.extend(heard.into_iter().map(|t| TimedText {
                 start_ms: start_ms + t.start_ms.min(piece_ms),

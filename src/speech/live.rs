@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::audio::{StreamResampler, SAMPLE_RATE};
 use crate::error::{Error, Result};
 use crate::speech::segmenter::Segmenter;
-use crate::speech::transcriber::{Decoding, Transcriber};
+use crate::speech::transcriber::{Decoding, Transcriber, Workspace};
 use crate::speech::vad::Vad;
 
 /// The open segment is transcribed again once it has grown by this much (seconds).
@@ -62,6 +62,8 @@ impl Ears {
 pub struct Listener {
     segmenter: Segmenter,
     transcriber: Arc<Transcriber>,
+    /// Whisper's memory, kept from the first decode of the dictation to its end.
+    work: Workspace,
     decoding: Decoding,
     texts: Vec<String>,
     segments: u32,
@@ -80,6 +82,7 @@ impl Listener {
         Listener {
             segmenter: Segmenter::new(vad),
             transcriber,
+            work: Workspace::default(),
             decoding,
             texts: Vec::new(),
             segments: 0,
@@ -103,7 +106,9 @@ impl Listener {
     fn add(&mut self, start: usize, pcm: &[f32]) -> Result<()> {
         let text = match self.settled.take() {
             Some((a, b, text)) if a == start && b - a == pcm.len() => text,
-            _ => self.transcriber.transcribe_with(pcm, &self.decoding)?,
+            _ => self
+                .transcriber
+                .transcribe_in(&mut self.work, pcm, &self.decoding)?,
         };
         self.segments += 1;
         if !text.is_empty() {
@@ -126,9 +131,11 @@ impl Listener {
         {
             if self.settled.as_ref().is_none_or(|s| (s.0, s.1) != (a, b)) {
                 let open = self.segmenter.open().expect("settled implies open");
-                let text = self
-                    .transcriber
-                    .transcribe_with(&open[..b - a], &self.decoding)?;
+                let text = self.transcriber.transcribe_in(
+                    &mut self.work,
+                    &open[..b - a],
+                    &self.decoding,
+                )?;
                 let changed = text != self.partial;
                 self.partial = text.clone();
                 self.partial_len = open.len();
@@ -150,7 +157,9 @@ impl Listener {
             fallback: false,
             ..self.decoding.clone()
         };
-        let text = self.transcriber.transcribe_with(open, &quick)?;
+        let text = self
+            .transcriber
+            .transcribe_in(&mut self.work, open, &quick)?;
         self.partial_len = len;
         let changed = text != self.partial;
         self.partial = text;

@@ -18,5 +18,5 @@ pub use dictation::{ClosedDictation, Dictation, Draft, LiveDictation, Recovery};
 pub use file::{transcribe_file, AudioFile, FileProgress, FileTranscript};
 pub use live::{Ears, Heard, Listener};
 pub use recorder::{InputDevice, Monitor, Recorder, Recording};
-pub use transcriber::{Decoding, LazyTranscriber, TimedText, Transcriber};
+pub use transcriber::{Decoding, LazyTranscriber, TimedText, Transcriber, Workspace};
 pub use vad::{LazyVad, Vad};

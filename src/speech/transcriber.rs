@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
+use whisper_rs::{
+    FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
+};
 
 use crate::audio::SAMPLE_RATE;
 use crate::error::{Error, Result};
@@ -21,7 +23,29 @@ pub struct Transcriber {
     ctx: WhisperContext,
     name: String,
     multilingual: bool,
+    /// Tells this model's [`Workspace`]s from another's.
+    id: u64,
 }
+
+/// Whisper's working memory for decoding (its caches and compute buffers: ~35 MiB for tiny.en,
+/// more with a beam), kept from one decode to the next by whoever decodes many in a row (a
+/// dictation's partials and segments, a file's stretches) and given back when dropped. Made
+/// afresh for each decode, the memory freed by one is not all reused by the next, and a
+/// dictation's peak grows with every partial (measured: docs/PERFORMANCE.md, "Memory,
+/// measured"). One decode at a time: a workspace is `&mut`.
+#[derive(Default)]
+pub struct Workspace {
+    state: Option<(u64, WhisperState)>,
+}
+
+impl Workspace {
+    /// Whether it holds whisper's memory (after a first decode, until dropped).
+    pub fn is_held(&self) -> bool {
+        self.state.is_some()
+    }
+}
+
+static NEXT_TRANSCRIBER_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Transcriber {
     /// Load the default model (tiny.en) that the resolver finds, verified against the manifest.
@@ -57,6 +81,7 @@ impl Transcriber {
             ctx,
             name,
             multilingual,
+            id: NEXT_TRANSCRIBER_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -70,18 +95,38 @@ impl Transcriber {
     /// that made whisper loop (the same words over and over, or more words than anyone says in
     /// the time) is decoded again with the full one.
     pub fn transcribe_with(&self, pcm: &[f32], how: &Decoding) -> Result<String> {
-        let text = self.decode(pcm, how)?;
+        self.transcribe_in(&mut Workspace::default(), pcm, how)
+    }
+
+    /// As [`Transcriber::transcribe_with`], in `work` (kept for the next decode).
+    pub fn transcribe_in(
+        &self,
+        work: &mut Workspace,
+        pcm: &[f32],
+        how: &Decoding,
+    ) -> Result<String> {
+        let text = self.decode(work, pcm, how)?;
         if how.adapt_context && looks_looped(&text, pcm.len() as f32 / SAMPLE_RATE as f32) {
             let full = Decoding {
                 adapt_context: false,
                 ..how.clone()
             };
-            return self.decode(pcm, &full);
+            return self.decode(work, pcm, &full);
         }
         Ok(text)
     }
 
-    fn decode(&self, pcm: &[f32], how: &Decoding) -> Result<String> {
+    /// The state in `work`, made for this model if it holds none (or another model's).
+    fn state<'w>(&self, work: &'w mut Workspace) -> Result<&'w mut WhisperState> {
+        if work.state.as_ref().is_none_or(|(id, _)| *id != self.id) {
+            work.state = None; // another model's memory goes before this one's is taken
+            let state = self.ctx.create_state().map_err(|e| self.failed(e))?;
+            work.state = Some((self.id, state));
+        }
+        Ok(&mut work.state.as_mut().expect("just made").1)
+    }
+
+    fn decode(&self, work: &mut Workspace, pcm: &[f32], how: &Decoding) -> Result<String> {
         check(pcm, how)?;
         // Whisper invents words ("you", "Thank you.") for silence: below this level nobody spoke.
         if is_silence(pcm) {
@@ -104,7 +149,7 @@ impl Transcriber {
         }
         params.set_no_timestamps(true);
         params.set_single_segment(how.adapt_context);
-        let mut state = self.ctx.create_state().map_err(|e| self.failed(e))?;
+        let state = self.state(work)?;
         state.full(params, pcm).map_err(|e| self.failed(e))?;
         let mut text = String::new();
         for seg in state.as_iter() {
@@ -117,8 +162,10 @@ impl Transcriber {
     /// own timestamps: each segment's start and end in ms from the start of `pcm`, and its text.
     /// The context is never shrunk here (a stretch fills the window). `abort` is polled by
     /// whisper.cpp while it works; once it is set the run stops with [`Error::Cancelled`].
+    /// `work` is kept for the next stretch.
     pub fn timed_segments(
         &self,
+        work: &mut Workspace,
         pcm: &[f32],
         how: &Decoding,
         abort: Option<Arc<AtomicBool>>,
@@ -147,7 +194,7 @@ impl Transcriber {
                 params.set_abort_callback_user_data(Arc::as_ptr(flag) as *mut std::ffi::c_void);
             }
         }
-        let mut state = self.ctx.create_state().map_err(|e| self.failed(e))?;
+        let state = self.state(work)?;
         let run = state.full(params, &padded);
         if abort.is_some_and(|f| f.load(Ordering::Relaxed)) {
             return Err(Error::Cancelled);
@@ -198,6 +245,9 @@ impl Transcriber {
         if !how.vocabulary.trim().is_empty() {
             params.set_initial_prompt(how.vocabulary.trim());
         }
+        // A workspace keeps whisper's state from one decode to the next: never let one clip's
+        // words become the next one's prompt.
+        params.set_no_context(true);
         params.set_print_special(false);
         params.set_print_progress(false);
         params.set_print_realtime(false);

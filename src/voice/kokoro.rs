@@ -13,7 +13,7 @@ use ort::session::{RunOptions, Session};
 use ort::value::Tensor;
 
 use crate::error::{Error, Result};
-use crate::models;
+use crate::{models, optimisations};
 
 /// Output sample rate.
 pub const SAMPLE_RATE: u32 = 24_000;
@@ -111,6 +111,29 @@ impl Kokoro {
             .try_extract_tensor::<f32>()
             .map_err(load_err)?;
         Ok(audio.to_vec())
+    }
+}
+
+impl Kokoro {
+    /// Give back the working memory the last runs grew: ONNX Runtime's arena keeps the largest
+    /// phrase's buffers (~67 MiB after a five-second sentence, measured) for the next run, and
+    /// would hold them while the user dictates. A run of one phoneme with the arena's shrinkage
+    /// on frees every region it does not use, then glibc returns them
+    /// ([`optimisations::release_freed_memory`]). About a phoneme's synthesis; call it after the
+    /// last phrase, while it plays. Nothing with `UMWELT_PERF=off`.
+    pub fn release_working_memory(&self, voice: &VoiceStyle) -> Result<()> {
+        if !optimisations::enabled() {
+            return Ok(());
+        }
+        let mut shrink = RunOptions::new().map_err(load_err)?;
+        shrink
+            .set("memory.enable_memory_arena_shrinkage", "cpu:0")
+            .map_err(load_err)?;
+        // Any one symbol will do; the vocabulary has at least 50.
+        let ids: Vec<i64> = self.vocab.values().min().copied().into_iter().collect();
+        self.synthesize(&ids, voice, 1.0, Some(&shrink))?;
+        optimisations::release_freed_memory();
+        Ok(())
     }
 }
 

@@ -168,6 +168,7 @@ impl Speaker {
                 speech.len() as f64 / SAMPLE_RATE as f64,
             );
         }
+        kokoro.release_working_memory(&style)?;
         Ok(())
     }
 
@@ -467,6 +468,9 @@ fn synthesise(
     }
     if streaming {
         *learned.lock().unwrap_or_else(|p| p.into_inner()) = pace;
+    }
+    if stats.phrases > 0 {
+        kokoro.release_working_memory(voice)?;
     }
     Ok(stats)
 }

@@ -218,7 +218,8 @@ fn the_fast_bench_runs_and_keeps_its_numbers_as_json() {
 
 /// The memory scenarios start `umwelt-cli` again as a probe: a warm engine's resident set comes
 /// back as a number of MiB no smaller than the models it holds, dictating peaks above it, and a
-/// probe asked for something it does not know fails with a message.
+/// voice's working memory is given back once a reply is read, and a probe asked for something it
+/// does not know fails with a message.
 #[test]
 fn the_memory_scenarios_measure_a_fresh_warm_process() {
     let _process = common::shared();
@@ -228,7 +229,7 @@ fn the_memory_scenarios_measure_a_fresh_warm_process() {
         .args([
             "bench",
             "--scenario",
-            "rss_warm,rss_dictating",
+            "rss_warm,rss_dictating,rss_after_speaking",
             "--sizes",
             "500",
         ])
@@ -257,11 +258,17 @@ fn the_memory_scenarios_measure_a_fresh_warm_process() {
         dictating > warm * 0.9,
         "dictating: {dictating} MiB, warm {warm}"
     );
+    // The voice gives back its working memory once a reply is read (it kept 67 MiB before).
+    let spoke = mib("rss_after_speaking");
+    assert!(
+        spoke < warm + 24.0,
+        "after speaking: {spoke} MiB, warm {warm}"
+    );
 
     let out = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"))
         .env(umwelt::bench::memory_probe::PROBE_ENV, "juggling")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("warm, dictating or speaking"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warm, dictating, speaking or spoke"));
 }

@@ -1,7 +1,7 @@
 //! Whisper with the real (converted) tiny.en model on speech made by espeak-ng.
 
 use umwelt::speech::spool::SpoolWriter;
-use umwelt::speech::{live, Decoding, Dictation, Ears, Transcriber};
+use umwelt::speech::{live, Decoding, Dictation, Ears, Transcriber, Workspace};
 use umwelt::{audio, Error, Store};
 
 use crate::common;
@@ -27,6 +27,52 @@ fn spoken_sentences_are_transcribed_with_the_expected_words() {
             "{sentence:?} came back as {text:?}; missing {missing:?}"
         );
     }
+}
+
+/// A dictation decodes partial after partial in one workspace (whisper's memory kept): each
+/// decode gives what a fresh one gives, greedy or with the beam, short clip or long, nothing of
+/// the clip before carried into the next; another model's decode takes the workspace over.
+#[test]
+fn one_workspace_decodes_clip_after_clip_as_fresh_memory_does() {
+    let _process = common::shared();
+    let t = Transcriber::load().expect("run scripts/setup-models.sh first");
+    let dir = tempfile::tempdir().unwrap();
+    let clips: Vec<Vec<f32>> = [
+        "remember to buy milk",
+        "the meeting with Anna moved to Friday afternoon, and the dentist wants to see me on Thursday",
+        "call the plumber",
+    ]
+    .iter()
+    .map(|s| {
+        let wav = dir.path().join("s.wav");
+        common::espeak_wav(s, &wav);
+        audio::read_wav_16k_mono(&wav).unwrap()
+    })
+    .collect();
+    let greedy = Decoding {
+        beam: 1,
+        fallback: false,
+        ..Decoding::default()
+    };
+    let beam = Decoding::default();
+    let mut work = Workspace::default();
+    assert!(!work.is_held());
+    for how in [&greedy, &beam, &greedy] {
+        for pcm in &clips {
+            let fresh = t.transcribe_with(pcm, how).unwrap();
+            let kept = t.transcribe_in(&mut work, pcm, how).unwrap();
+            assert!(!fresh.is_empty());
+            assert_eq!(kept, fresh, "beam {}", how.beam);
+            assert!(work.is_held());
+        }
+    }
+    let other = Transcriber::load().unwrap();
+    let kept = other.transcribe_in(&mut work, &clips[1], &beam).unwrap();
+    assert_eq!(kept, other.transcribe_with(&clips[1], &beam).unwrap());
+    assert_eq!(
+        t.transcribe_in(&mut work, &clips[0], &beam).unwrap(),
+        t.transcribe_with(&clips[0], &beam).unwrap()
+    );
 }
 
 #[test]
