@@ -218,7 +218,7 @@ fn the_fast_bench_runs_and_keeps_its_numbers_as_json() {
 
 /// The memory scenarios start `umwelt-cli` again as a probe: a warm engine's resident set comes
 /// back as a number of MiB no smaller than the models it holds, dictating peaks above it, and a
-/// voice's working memory is given back once a reply is read, and a probe asked for something it
+/// voice keeps less than its speaking budget once a reply is read, and a probe asked for something it
 /// does not know fails with a message.
 #[test]
 fn the_memory_scenarios_measure_a_fresh_warm_process() {

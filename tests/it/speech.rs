@@ -62,17 +62,24 @@ fn one_workspace_decodes_clip_after_clip_as_fresh_memory_does() {
             let fresh = t.transcribe_with(pcm, how).unwrap();
             let kept = t.transcribe_in(&mut work, pcm, how).unwrap();
             assert!(!fresh.is_empty());
-            assert_eq!(kept, fresh, "beam {}", how.beam);
+            // Words, not bytes: whisper's thread count follows the machine's load, and a beam
+            // summed in another order may capitalise or punctuate differently.
+            assert_eq!(
+                common::words(&kept),
+                common::words(&fresh),
+                "beam {}",
+                how.beam
+            );
             assert!(work.is_held());
         }
     }
     let other = Transcriber::load().unwrap();
     let kept = other.transcribe_in(&mut work, &clips[1], &beam).unwrap();
-    assert_eq!(kept, other.transcribe_with(&clips[1], &beam).unwrap());
-    assert_eq!(
-        t.transcribe_in(&mut work, &clips[0], &beam).unwrap(),
-        t.transcribe_with(&clips[0], &beam).unwrap()
-    );
+    let fresh = other.transcribe_with(&clips[1], &beam).unwrap();
+    assert_eq!(common::words(&kept), common::words(&fresh));
+    let kept = t.transcribe_in(&mut work, &clips[0], &beam).unwrap();
+    let fresh = t.transcribe_with(&clips[0], &beam).unwrap();
+    assert_eq!(common::words(&kept), common::words(&fresh));
 }
 
 #[test]
