@@ -218,7 +218,7 @@ fn the_fast_bench_runs_and_keeps_its_numbers_as_json() {
 
 /// The memory scenarios start `umwelt-cli` again as a probe: a warm engine's resident set comes
 /// back as a number of MiB no smaller than the models it holds, dictating peaks above it, and a
-/// voice keeps less than its speaking budget once a reply is read, and a probe asked for something it
+/// voice's working memory is given back once a reply is read, and a probe asked for something it
 /// does not know fails with a message.
 #[test]
 fn the_memory_scenarios_measure_a_fresh_warm_process() {
@@ -258,10 +258,16 @@ fn the_memory_scenarios_measure_a_fresh_warm_process() {
         dictating > warm * 0.9,
         "dictating: {dictating} MiB, warm {warm}"
     );
-    // The voice gives back its working memory once a reply is read (it kept 67 MiB before).
+    // Once a reply is read the voice gives back its working memory (it kept 67 MiB before;
+    // +8 now). With UMWELT_PERF=off nothing is given back (+57 measured).
     let spoke = mib("rss_after_speaking");
+    let budget = if umwelt::optimisations::enabled() {
+        24.0
+    } else {
+        96.0
+    };
     assert!(
-        spoke < warm + 24.0,
+        spoke < warm + budget,
         "after speaking: {spoke} MiB, warm {warm}"
     );
 
