@@ -134,8 +134,7 @@ impl Transcriber {
         }
         // Whisper drops a first word that starts with the window: give it a moment of quiet in
         // front. And whisper.cpp ignores input shorter than one second: pad the end.
-        let lead = (how.lead_in_s.max(0.0) * SAMPLE_RATE as f32) as usize;
-        let padded = pad(pcm, lead);
+        let padded = pad(pcm, lead_in(pcm, how));
         let pcm = &padded[..];
         let mut params = self.params(how);
         if how.adapt_context {
@@ -304,6 +303,24 @@ fn is_silence(pcm: &[f32]) -> bool {
     pcm.iter().fold(0.0f32, |m, x| m.max(x.abs())) < SILENCE_PEAK
 }
 
+/// Samples of quiet [`decode`](Transcriber::decode) puts in front of `pcm`: `how.lead_in_s`
+/// where the clip opens with sound, none where it opens quiet. Whisper's first spectrogram
+/// frame mirrors the first half window ([`HALF_WINDOW`]) of the clip, so a word that starts
+/// there loses its onset; a clip that already opens with quiet does not need the lead-in, and
+/// measured, is heard worse with it (Kokoro voices 5.7 against 5.1 % word error rate,
+/// `docs/PERFORMANCE.md`).
+fn lead_in(pcm: &[f32], how: &Decoding) -> usize {
+    let head = &pcm[..pcm.len().min(HALF_WINDOW)];
+    let rms = (head.iter().map(|x| x * x).sum::<f32>() / head.len().max(1) as f32).sqrt();
+    if rms < SILENCE_PEAK {
+        return 0;
+    }
+    (how.lead_in_s.max(0.0) * SAMPLE_RATE as f32) as usize
+}
+
+/// Half of whisper's spectrogram window (400 samples, 25 ms at 16 kHz).
+const HALF_WINDOW: usize = 200;
+
 /// `lead` samples of silence in front, and the end padded to the 1.1 s whisper.cpp needs at
 /// least (it ignores shorter input).
 fn pad(pcm: &[f32], lead: usize) -> Vec<f32> {
@@ -345,8 +362,9 @@ pub fn audio_context(samples: usize) -> i32 {
     }
 }
 
-/// Silence put in front of every clip (seconds): whisper misses a first word that starts at
-/// the very first sample (measured: "Write to the landlord" heard as "to the landlord").
+/// Silence put in front of a clip that opens with sound (seconds): whisper misses a first word
+/// that starts at the very first sample (measured: "Write to the landlord" heard as "to the
+/// landlord"). A clip that opens quiet gets none (see `lead_in`).
 pub const LEAD_IN_S: f32 = 0.3;
 
 /// Tokens a second of speech can need (fast speech is about 4); more is a loop.
@@ -372,7 +390,7 @@ pub struct Decoding {
     pub vocabulary: String,
     /// For a multilingual model: the language spoken, or `None` to detect it.
     pub language: Option<String>,
-    /// Silence put in front of the clip (seconds), [`LEAD_IN_S`].
+    /// Silence put in front of a clip that opens with sound (seconds), [`LEAD_IN_S`].
     pub lead_in_s: f32,
 }
 
@@ -411,6 +429,27 @@ impl Default for Lazy<Transcriber> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_clip_that_opens_with_sound_gets_the_lead_in() {
+        let how = Decoding::default();
+        let tone: Vec<f32> = (0..16_000).map(|i| 0.2 * (i as f32 * 0.1).sin()).collect();
+        let wanted = (LEAD_IN_S * SAMPLE_RATE as f32) as usize;
+        assert_eq!(lead_in(&tone, &how), wanted, "sound at the first sample");
+        // 20 ms of near-silence (a voice's breath) before the same sound: no lead-in.
+        let quiet: Vec<f32> = (0..320).map(|i| 0.0005 * (i as f32).sin()).collect();
+        let later = [&quiet[..], &tone[..]].concat();
+        assert_eq!(lead_in(&later, &how), 0, "quiet first");
+        // Sound within the first half window still counts as opening with sound.
+        let soon = [&quiet[..100], &tone[..]].concat();
+        assert_eq!(lead_in(&soon, &how), wanted, "sound 6 ms in");
+        let none = Decoding {
+            lead_in_s: 0.0,
+            ..Decoding::default()
+        };
+        assert_eq!(lead_in(&tone, &none), 0, "lead-in off");
+        assert_eq!(lead_in(&[], &how), 0, "empty");
+    }
 
     #[test]
     fn a_looping_transcript_is_caught_and_a_normal_one_is_not() {
