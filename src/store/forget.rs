@@ -28,7 +28,7 @@ impl Store {
         tx.execute("DELETE FROM claim WHERE id = ?1", [id])?; // cascades to holdings and the vector
         tx.commit()?;
         drop(conn); // lock order: indexes before conn, never conn then indexes
-        remove_recordings(audio);
+        self.remove_recordings(audio);
         let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
         let failed: Vec<(i64, std::io::Error)> = indexes
             .iter_mut()
@@ -52,6 +52,18 @@ impl Store {
     /// memories went.
     pub fn forget_session(&self, scope: &str, session: &str) -> Result<usize> {
         self.forget_where(scope, Some(session))
+    }
+
+    /// The memories `scope` holds (in `session`, when one is named): what forgetting it would
+    /// take from the window, for a confirmation to count and an Undo to hide.
+    pub fn ids_held(&self, scope: &str, session: Option<&str>) -> Result<Vec<MemoryId>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT h.claim_id FROM holding h JOIN holder ho ON ho.id = h.holder_id
+             WHERE ho.name = ?1 AND (?2 IS NULL OR h.session = ?2) ORDER BY h.claim_id",
+        )?;
+        let ids = st.query_map(params![scope, session], |r| r.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
     }
 
     fn forget_where(&self, scope: &str, session: Option<&str>) -> Result<usize> {
@@ -107,7 +119,7 @@ impl Store {
         tx.execute("DELETE FROM doomed", [])?;
         tx.commit()?;
         drop(conn);
-        remove_recordings(recordings);
+        self.remove_recordings(recordings);
         let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
         match session {
             None => {
@@ -122,17 +134,5 @@ impl Store {
             }
         }
         Ok(n)
-    }
-}
-
-/// A forgotten memory's recording goes too. One that cannot be removed is logged: the next start's
-/// recovery would offer it back as a draft rather than lose it silently.
-fn remove_recordings(paths: impl IntoIterator<Item = String>) {
-    for path in paths {
-        if let Err(e) = std::fs::remove_file(&path) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!("removing a forgotten memory's recording {path}: {e}");
-            }
-        }
     }
 }

@@ -15,6 +15,7 @@
 //! | `full_vectors.rs` | where an index keeps its f32 vectors: the heap while small, a side file (`pread`) once large |
 //! | `edit.rs` | editing a memory, its earlier versions kept and restorable |
 //! | `forget.rs` | `delete` one memory, `forget` a whole scope |
+//! | `recordings.rs` | which paths are the store's recordings: only regular files inside its recordings folder are stored, played or removed |
 //! | `history.rs` | a session's history and turn log, through the journal |
 //! | `journal.rs` | the debounced writer of history and the turn log |
 //! | `reembed.rs` | re-embedding what an older model made, resumable |
@@ -43,6 +44,7 @@ mod index;
 pub mod journal;
 mod memory;
 mod recall;
+mod recordings;
 mod reembed;
 mod schema;
 mod search;
@@ -74,6 +76,8 @@ pub struct Store {
     conn: Mutex<Connection>,
     embedder: Arc<LazyEmbedder>,
     path: PathBuf,
+    /// The only folder whose files may be memories' recordings (`recordings.rs`).
+    recordings: PathBuf,
     /// Per holder id: its vectors in memory, loaded on that holder's first recall.
     indexes: Mutex<HashMap<i64, VecIndex>>,
     /// Every claim's vector, for who-holds-what search; loaded on the first such search.
@@ -83,6 +87,25 @@ pub struct Store {
     journal: Mutex<Option<Arc<Journal>>>,
     indexed: AtomicU64,
     scanned: AtomicU64,
+}
+
+/// Create the memory file as an empty private file (0600) if it does not exist yet: SQLite
+/// then gives its `-wal` and `-shm` the same mode. An existing file is left as it is (the app
+/// repairs its own data folder's modes at start: [`crate::paths::secure_data_dir`]).
+fn create_private(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(Error::io(format!(
+            "creating the memory file {}",
+            path.display()
+        ))(e)),
+        _ => Ok(()),
+    }
 }
 
 static REGISTER_VEC: Once = Once::new();
@@ -171,9 +194,11 @@ impl Store {
         register_sqlite_vec();
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(Error::io(format!("creating the folder {}", dir.display())))?;
+            if !dir.exists() {
+                crate::paths::private_dir(dir)?;
+            }
         }
+        create_private(&path)?;
         let mut conn = Connection::open(&path)?;
         // First, before any statement: switching to WAL, the migrations and every later
         // statement then wait for another process's lock rather than fail at once.
@@ -197,6 +222,7 @@ impl Store {
         Ok(Store {
             conn: Mutex::new(conn),
             embedder,
+            recordings: recordings::beside(&path),
             path,
             indexes: Mutex::new(HashMap::new()),
             claims: Mutex::new(None),

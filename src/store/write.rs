@@ -3,28 +3,11 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{f32_bytes, write_tx, MemoryId, NewMemory, Store, DEFAULT_SCOPE, MAX_TEXT_BYTES};
+use super::memory::check_text;
+use super::{f32_bytes, write_tx, MemoryId, NewMemory, Store, DEFAULT_SCOPE};
 use crate::clock::now_ms;
 use crate::embed::{EMBED_DIM, EMBED_MODEL_ID};
 use crate::error::{Error, Result};
-
-/// The text trimmed, if it is neither empty nor longer than [`MAX_TEXT_BYTES`].
-pub(super) fn check_text(text: &str) -> Result<&str> {
-    let t = text.trim();
-    if t.is_empty() {
-        return Err(Error::InvalidInput(
-            "there is nothing to remember: the text is empty".into(),
-        ));
-    }
-    if t.len() > MAX_TEXT_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "the text is {} KiB; a memory holds at most {} KiB — split it into several notes",
-            t.len() / 1024,
-            MAX_TEXT_BYTES / 1024
-        )));
-    }
-    Ok(t)
-}
 
 impl Store {
     /// Remember `text` in `scope` / `session`: embed it, then write it, its full text and its
@@ -54,6 +37,13 @@ impl Store {
     pub fn remember_batch(&self, rows: &[(NewMemory, &[f32])]) -> Result<Vec<MemoryId>> {
         for (m, v) in rows {
             check_text(m.text)?;
+            if let Some(audio) = m.audio_path.filter(|a| !self.is_recording_path(a)) {
+                return Err(Error::InvalidInput(format!(
+                    "{audio} is not in Umwelt's recordings folder ({}): a memory's recording \
+                     must be one of Umwelt's own",
+                    self.recordings_dir().display()
+                )));
+            }
             if v.len() != EMBED_DIM {
                 return Err(Error::InvalidInput(format!(
                     "a vector has {EMBED_DIM} dimensions, not {}",
@@ -94,13 +84,21 @@ impl Store {
                 }
                 // A recording becomes one memory: saving its draft again (after a crash between
                 // the commit and the draft's removal, or twice at once) gives the same memory.
+                // Anything else naming a recording that is already a memory's is refused rather
+                // than dropped unseen (an import leaves such links out first and says so).
                 if let Some(audio) = m.audio_path {
                     if let Some(id) = audio_st
                         .query_row([audio], |r| r.get::<_, i64>(0))
                         .optional()?
                     {
-                        ids.push(id);
-                        continue;
+                        if m.unsaved.is_some() {
+                            ids.push(id);
+                            continue;
+                        }
+                        return Err(Error::InvalidInput(format!(
+                            "the recording {audio} is already memory {id}'s: a recording \
+                             belongs to one memory"
+                        )));
                     }
                 }
                 let scope = if m.scope.trim().is_empty() {

@@ -134,8 +134,10 @@ pub async fn play_recording(state: State<'_, AppState>, id: MemoryId) -> CmdResu
                 "the recording {path} (moved or deleted outside Umwelt)"
             )));
         }
-        let playing =
-            speaker.play_recording(std::path::Path::new(&path), Output::Device(device))?;
+        // Only a plain file in Umwelt's recordings folder is opened (an imported note may
+        // name any path; a FIFO would hang the player).
+        let file = store.recording_file(&path)?;
+        let playing = speaker.play_recording(&file, Output::Device(device))?;
         announce.emit(Event::Speaking(Speaking {
             speaking: true,
             text: "the recording".into(),

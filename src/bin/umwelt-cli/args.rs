@@ -190,6 +190,10 @@ pub struct ExportArgs {
     /// One Markdown file per memory, with front matter, in this folder.
     #[arg(long, value_name = "DIR")]
     pub markdown: Option<PathBuf>,
+    /// Replace files that are already there (without it, an existing file is an error and
+    /// nothing is written).
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 #[derive(Args)]
@@ -234,7 +238,7 @@ pub struct RecordArgs {
     pub device: Option<String>,
     #[arg(long)]
     pub seconds: Option<f32>,
-    /// Where recordings go (default: the app's own recordings folder).
+    /// Where recordings go (default: `recordings/` beside the memory file).
     #[arg(long)]
     pub recordings: Option<PathBuf>,
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use umwelt::bench::{self, dictation, dictation::VoiceKind};
 use umwelt::speech::file;
 use umwelt::store::DEFAULT_SCOPE;
-use umwelt::{paths, speech, Error, Result};
+use umwelt::{speech, Error, Result, Store};
 
 use crate::args::{RecordArgs, RecoverArgs, TranscribeArgs, WerArgs};
 use crate::memory::open;
@@ -60,10 +60,20 @@ pub fn transcribe(a: TranscribeArgs) -> Result<()> {
     Ok(())
 }
 
+/// The memory file, with the recordings folder the dictation uses: `--recordings`, else
+/// `recordings/` beside the memory file (the app's own folder for the app's own file).
+fn open_with_recordings(db: &Option<PathBuf>, recordings: Option<PathBuf>) -> Result<Store> {
+    let store = open(db)?;
+    Ok(match recordings {
+        Some(dir) => store.with_recordings_dir(dir),
+        None => store,
+    })
+}
+
 pub fn record(db: &Option<PathBuf>, a: RecordArgs) -> Result<()> {
-    let dir = a.recordings.unwrap_or_else(paths::recordings_dir);
+    let store = open_with_recordings(db, a.recordings)?;
     let ears = speech::Ears::load()?;
-    let dictation = speech::Dictation::new(dir);
+    let dictation = speech::Dictation::new(store.recordings_dir());
     let rec = dictation.start(a.device.as_deref(), &ears, |h| {
         eprintln!("… {} {}", h.text, h.partial);
     })?;
@@ -87,15 +97,14 @@ pub fn record(db: &Option<PathBuf>, a: RecordArgs) -> Result<()> {
             draft.audio_path
         )));
     }
-    let m = dictation.save(&draft.id, &draft.text, &open(db)?, DEFAULT_SCOPE, "")?;
+    let m = dictation.save(&draft.id, &draft.text, &store, DEFAULT_SCOPE, "")?;
     println!("[{}] {}", m.id, m.text);
     Ok(())
 }
 
 pub fn recover(db: &Option<PathBuf>, a: RecoverArgs) -> Result<()> {
-    let dir = a.recordings.unwrap_or_else(paths::recordings_dir);
-    let store = open(db)?;
-    let dictation = speech::Dictation::new(dir);
+    let store = open_with_recordings(db, a.recordings)?;
+    let dictation = speech::Dictation::new(store.recordings_dir());
     let r = dictation.recover(&speech::Ears::load, &store);
     for d in &r.recovered {
         match &d.problem {

@@ -1,0 +1,136 @@
+//! Which files are the store's recordings. A memory's `audio_path` is written by Umwelt's own
+//! dictations, but also read from imported notes and JSON exports, which anyone can write; so a
+//! path is stored, played or removed with its memory only when it names a regular file directly
+//! inside the recordings folder (`recordings/` beside the memory file unless the store is told
+//! otherwise). A note that says `audio: /home/u/Documents/taxes.pdf` links nothing, and deleting
+//! it deletes nothing but the note.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::Store;
+use crate::error::{Error, Result};
+
+/// The recordings folder for a memory file at `db`: `recordings/` beside it, made absolute.
+pub(super) fn beside(db: &Path) -> PathBuf {
+    let dir = db.parent().unwrap_or(Path::new(""));
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    absolute(&dir.join("recordings"))
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Whether `a` and `b` are the same folder: the same path, or the same folder once links resolve.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (a.canonicalize(), b.canonicalize()),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+/// Whether `path` names a file directly inside `dir` (no `..`, no hidden name), by its path.
+pub(crate) fn inside(dir: &Path, path: &Path) -> bool {
+    if path.as_os_str().is_empty()
+        || path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+    {
+        return false;
+    }
+    let path = absolute(path);
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return false;
+    };
+    !name.to_string_lossy().starts_with('.') && same_dir(parent, &absolute(dir))
+}
+
+impl Store {
+    /// The folder whose files may be this store's recordings.
+    pub fn recordings_dir(&self) -> &Path {
+        &self.recordings
+    }
+
+    /// Use `dir` as the recordings folder (the CLI's `--recordings`), not `recordings/` beside
+    /// the memory file.
+    pub fn with_recordings_dir(mut self, dir: impl AsRef<Path>) -> Store {
+        self.recordings = absolute(dir.as_ref());
+        self
+    }
+
+    /// Whether `path` may be stored as a memory's recording: a file directly inside the
+    /// recordings folder (it need not exist yet).
+    pub fn is_recording_path(&self, path: &str) -> bool {
+        inside(&self.recordings, Path::new(path))
+    }
+
+    /// `path` as a recording that may be opened or removed: inside the recordings folder and a
+    /// regular file there (not a link, a folder, a FIFO or a device), or why not.
+    pub fn recording_file(&self, path: &str) -> Result<PathBuf> {
+        if !self.is_recording_path(path) {
+            return Err(Error::InvalidInput(format!(
+                "{path} is not in Umwelt's recordings folder ({}), so Umwelt will not open or \
+                 remove it; open it yourself if it is yours",
+                self.recordings.display()
+            )));
+        }
+        let meta = std::fs::symlink_metadata(path)
+            .map_err(Error::io(format!("reading the recording {path}")))?;
+        if !meta.file_type().is_file() {
+            return Err(Error::InvalidInput(format!(
+                "{path} is not a plain file (a link, a folder or a device), so Umwelt will not \
+                 open or remove it"
+            )));
+        }
+        Ok(PathBuf::from(path))
+    }
+
+    /// Remove forgotten memories' recordings: only regular files inside the recordings folder
+    /// go. Any other path is left as it is and logged (without the memory's text); one that
+    /// cannot be removed is logged, and the next start's recovery offers it back as a draft
+    /// rather than lose it silently.
+    pub(super) fn remove_recordings(&self, paths: impl IntoIterator<Item = String>) {
+        for path in paths {
+            match self.recording_file(&path) {
+                Ok(file) => match std::fs::remove_file(&file) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        tracing::warn!("removing a forgotten memory's recording {path}: {e}")
+                    }
+                    _ => {}
+                },
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => tracing::warn!("a forgotten memory's recording is left alone: {e}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_file_directly_in_the_folder_is_inside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = dir.path().join("recordings");
+        std::fs::create_dir(&rec).unwrap();
+        assert!(inside(&rec, &rec.join("1700000000123.wav")));
+        assert!(!inside(&rec, &dir.path().join("taxes.pdf")));
+        assert!(!inside(&rec, &rec.join("..").join("taxes.pdf")));
+        assert!(!inside(&rec, &rec.join("sub").join("a.wav")));
+        assert!(!inside(&rec, Path::new(".bashrc")));
+        assert!(!inside(&rec, Path::new("")));
+        assert!(!inside(&rec, &rec.join(".hidden")));
+        assert!(!inside(&rec, Path::new("/etc/passwd")));
+        // A link to the folder is the folder; a link from inside it to elsewhere is not a file
+        // of it (recording_file refuses links).
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&rec, &link).unwrap();
+        assert!(inside(&rec, &link.join("a.wav")));
+    }
+}
