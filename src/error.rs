@@ -24,6 +24,11 @@ pub enum Error {
     #[error("{0}")]
     InvalidInput(String),
 
+    /// A file the user owns is where something would be written, and they have not said it may
+    /// be replaced.
+    #[error("{} already exists. Choose another name, or confirm that it may be replaced.", .0.display())]
+    Exists(PathBuf),
+
     /// Something asked for by id does not exist.
     #[error("{0} was not found")]
     NotFound(String),

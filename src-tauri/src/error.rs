@@ -11,6 +11,8 @@ pub enum ErrorKind {
     Input,
     /// What was asked for does not exist (any more).
     NotFound,
+    /// A file of the user's is in the way; asking again with their confirmation replaces it.
+    Exists,
     /// A model file is missing, damaged or would not load.
     Model,
     /// The microphone or the speaker failed.
@@ -45,6 +47,7 @@ impl From<umwelt::Error> for CommandError {
         let kind = match &e {
             InvalidInput(_) => ErrorKind::Input,
             NotFound(_) => ErrorKind::NotFound,
+            Exists(_) => ErrorKind::Exists,
             ModelMissing { .. } | ModelCorrupt { .. } | ModelLoad { .. } => ErrorKind::Model,
             Audio(_) => ErrorKind::Audio,
             Cancelled => ErrorKind::Cancelled,

@@ -2,14 +2,33 @@
 //! exports. Every note is read and checked first; what cannot be a note is skipped with the
 //! reason; then all the notes are written in one transaction ([`super::write_all`]), so a failed
 //! import leaves nothing half-imported.
+//!
+//! A folder is walked without following the links inside it (a link to `.` would loop), at most
+//! [`MAX_DEPTH`] folders deep, checking Cancel as it goes; an entry it cannot read (a dangling
+//! link, an unreadable subfolder, a FIFO or a device) is skipped and reported, never the end of
+//! the import. Only regular files are read, each through a limit, and all of them together
+//! through [`MAX_IMPORT_BYTES`].
 
+use std::collections::HashSet;
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{markdown, parse_export, write_all_with, ExportedMemory, Work};
+use super::{json, markdown, write_all_with, ExportedMemory, Work};
 use crate::error::{Error, Result};
 use crate::store::{Store, DEFAULT_SCOPE, MAX_TEXT_BYTES};
+
+/// Folders below a chosen folder that an import goes into.
+pub const MAX_DEPTH: usize = 32;
+/// The most one Markdown or text file may hold (a note is at most [`MAX_TEXT_BYTES`] of text;
+/// front matter and spaces come on top).
+const MAX_NOTE_FILE: u64 = 4 * MAX_TEXT_BYTES as u64;
+/// The most one JSON export may hold.
+pub const MAX_JSON_FILE: u64 = 256 << 20;
+/// The most an import reads from all its files together.
+pub const MAX_IMPORT_BYTES: u64 = 1 << 30;
 
 /// What an import did.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
@@ -17,10 +36,14 @@ use crate::store::{Store, DEFAULT_SCOPE, MAX_TEXT_BYTES};
 pub struct ImportReport {
     /// New memories, in the order read.
     pub imported: Vec<i64>,
+    /// Files, folders and memories that were not imported, each with the reason.
     pub skipped: Vec<Skipped>,
+    /// Recordings that imported notes named but that were not linked to them (outside Umwelt's
+    /// recordings folder, or already another memory's): the note came in without its recording.
+    pub unlinked: Vec<Skipped>,
 }
 
-/// A file that was not imported, and why.
+/// A file (or a memory in one) that was not imported, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(specta::Type))]
 pub struct Skipped {
@@ -41,55 +64,205 @@ pub fn import_paths_with(
     scope: &str,
     work: &Work,
 ) -> Result<ImportReport> {
-    let mut files = Vec::new();
-    for p in paths {
-        collect(p, &mut files)?;
-    }
     let mut report = ImportReport::default();
+    let mut walk = Walk {
+        files: Vec::new(),
+        skipped: &mut report.skipped,
+        visited: HashSet::new(),
+        work,
+    };
+    for p in paths {
+        walk.chosen(p)?;
+    }
+    let files = std::mem::take(&mut walk.files);
     let mut notes: Vec<ExportedMemory> = Vec::new();
     let now = crate::clock::now_ms();
+    let mut budget = MAX_IMPORT_BYTES;
     for f in files {
-        match read_note_file(&f, scope, now) {
-            Ok(mut found) => notes.append(&mut found),
-            Err(why) => report.skipped.push(Skipped {
-                path: f.display().to_string(),
-                why,
-            }),
+        work.check_cancel()?;
+        let shown = f.display().to_string();
+        match read_note_file(&f, scope, now, &mut budget) {
+            Ok(found) => {
+                for (i, m) in found.into_iter().enumerate() {
+                    match m {
+                        Ok(m) => notes.push(m),
+                        Err(why) => report.skipped.push(Skipped {
+                            path: format!("{shown} (memory {})", i + 1),
+                            why,
+                        }),
+                    }
+                }
+            }
+            Err(why) => report.skipped.push(Skipped { path: shown, why }),
         }
     }
+    report.unlinked = unlink_foreign_recordings(store, &mut notes)?;
     report.imported = write_all_with(store, &notes, work)?;
     Ok(report)
 }
 
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let meta = std::fs::metadata(path).map_err(Error::io(format!("reading {}", path.display())))?;
-    if meta.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(Error::io(format!("reading the folder {}", path.display())))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                // Hidden files and folders (.obsidian, .git) are not notes.
-                !p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
-        entries.sort();
-        for e in entries {
-            collect(&e, out)?;
+/// Leave out every recording a note names that is not Umwelt's to link: outside the recordings
+/// folder, already another memory's, or named twice in this import. Returns what was left out.
+fn unlink_foreign_recordings(
+    store: &Store,
+    notes: &mut [ExportedMemory],
+) -> Result<Vec<Skipped>> {
+    let mut unlinked = Vec::new();
+    let mut seen = HashSet::new();
+    for m in notes.iter_mut() {
+        let Some(audio) = m.audio_path.take() else {
+            continue;
+        };
+        let why = if !store.is_recording_path(&audio) {
+            Some(format!(
+                "not in Umwelt's recordings folder ({}): the note is imported without it",
+                store.recordings_dir().display()
+            ))
+        } else if let Some(id) = store.memory_with_audio(&audio)? {
+            Some(format!(
+                "already memory {id}'s recording: the note is imported without it"
+            ))
+        } else if !seen.insert(audio.clone()) {
+            Some("named by another note of this import: the first one keeps it".into())
+        } else {
+            None
+        };
+        match why {
+            Some(why) => unlinked.push(Skipped { path: audio, why }),
+            None => m.audio_path = Some(audio),
         }
-    } else {
-        out.push(path.to_path_buf());
     }
-    Ok(())
+    Ok(unlinked)
 }
 
-/// The notes in one file, or why it is skipped.
+/// The files an import will read, found under the paths the user chose.
+struct Walk<'a, 'w> {
+    files: Vec<PathBuf>,
+    skipped: &'a mut Vec<Skipped>,
+    /// Folders already read, by (device, inode): a folder reached twice is read once.
+    visited: HashSet<(u64, u64)>,
+    work: &'a Work<'w>,
+}
+
+impl Walk<'_, '_> {
+    fn skip(&mut self, path: &Path, why: impl Into<String>) {
+        self.skipped.push(Skipped {
+            path: path.display().to_string(),
+            why: why.into(),
+        });
+    }
+
+    /// A path the user chose: a link there is followed (they chose it), and one that cannot be
+    /// read at all is an error, since nothing of what they asked for could be imported.
+    fn chosen(&mut self, path: &Path) -> Result<()> {
+        let meta =
+            std::fs::metadata(path).map_err(Error::io(format!("reading {}", path.display())))?;
+        self.entry(path, &meta, 0)
+    }
+
+    fn entry(&mut self, path: &Path, meta: &std::fs::Metadata, depth: usize) -> Result<()> {
+        self.work.check_cancel()?;
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            self.skip(path, "a link: links inside a folder are not followed");
+        } else if kind.is_dir() {
+            self.folder(path, meta, depth)?;
+        } else if kind.is_file() {
+            self.files.push(path.to_path_buf());
+        } else {
+            self.skip(path, "not a regular file (a FIFO, a socket or a device)");
+        }
+        Ok(())
+    }
+
+    fn folder(&mut self, path: &Path, meta: &std::fs::Metadata, depth: usize) -> Result<()> {
+        if depth >= MAX_DEPTH {
+            self.skip(
+                path,
+                format!("more than {MAX_DEPTH} folders deep: import it on its own"),
+            );
+            return Ok(());
+        }
+        if !self.visited.insert((meta.dev(), meta.ino())) {
+            self.skip(path, "a folder already read (it is reached twice)");
+            return Ok(());
+        }
+        let read = match std::fs::read_dir(path) {
+            Ok(r) => r,
+            Err(e) => {
+                self.skip(path, format!("the folder could not be read: {e}"));
+                return Ok(());
+            }
+        };
+        let mut entries = Vec::new();
+        for e in read {
+            match e {
+                Ok(e) => entries.push(e.path()),
+                Err(e) => self.skip(path, format!("part of the folder could not be read: {e}")),
+            }
+        }
+        // Hidden files and folders (.obsidian, .git) are not notes.
+        entries.retain(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        });
+        entries.sort();
+        for e in entries {
+            match std::fs::symlink_metadata(&e) {
+                Ok(meta) => self.entry(&e, &meta, depth + 1)?,
+                Err(err) => self.skip(&e, format!("could not be read: {err}")),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Read at most `limit` bytes of the regular file at `path` (a FIFO or a device swapped in
+/// after the walk is refused, not read forever); more than `limit` is an error.
+fn read_regular(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, String> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| format!("could not be read: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("could not be read: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file (a FIFO, a socket or a device)".into());
+    }
+    let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("could not be read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(limit));
+    }
+    Ok(bytes)
+}
+
+fn too_large(limit: u64) -> String {
+    if limit >= MAX_JSON_FILE {
+        format!(
+            "too large: an import reads at most {} MiB of an export",
+            limit >> 20
+        )
+    } else {
+        format!(
+            "too large for a note: a memory holds at most {} KiB",
+            MAX_TEXT_BYTES / 1024
+        )
+    }
+}
+
+/// The notes in one file (each checked: a bad one is its reason), or why the file is skipped.
+/// `budget` is what the import may still read, and shrinks by what this file held.
 fn read_note_file(
     path: &Path,
     scope: &str,
     now: i64,
-) -> std::result::Result<Vec<ExportedMemory>, String> {
+    budget: &mut u64,
+) -> std::result::Result<Vec<std::result::Result<ExportedMemory, String>>, String> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_lowercase())
@@ -97,25 +270,30 @@ fn read_note_file(
     if !matches!(ext.as_str(), "md" | "markdown" | "txt" | "json") {
         return Err("not a note: only .md, .txt and Umwelt's .json exports are imported".into());
     }
-    let meta = std::fs::metadata(path).ok();
-    let len = meta.as_ref().map_or(0, |m| m.len());
     let limit = if ext == "json" {
-        1 << 30
+        MAX_JSON_FILE
     } else {
-        4 * MAX_TEXT_BYTES as u64
+        MAX_NOTE_FILE
     };
-    if len > limit {
+    if *budget == 0 {
         return Err(format!(
-            "too large ({} MB) for a note: a memory holds at most {} KiB",
-            len / (1 << 20),
-            MAX_TEXT_BYTES / 1024
+            "the import has read {} MiB already: import the rest separately",
+            MAX_IMPORT_BYTES >> 20
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("could not be read: {e}"))?;
+    let bytes = read_regular(path, limit.min(*budget)).map_err(|why| {
+        if limit > *budget && why.starts_with("too large") {
+            format!(
+                "the import would read more than {} MiB: import the rest separately",
+                MAX_IMPORT_BYTES >> 20
+            )
+        } else {
+            why
+        }
+    })?;
+    *budget -= bytes.len() as u64;
     if ext == "json" {
-        return parse_export(&bytes)
-            .map(|e| e.memories)
-            .map_err(|e| e.to_string());
+        return json::read_export(&bytes[..]).map_err(|e| e.to_string());
     }
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         format!(
@@ -124,21 +302,12 @@ fn read_note_file(
         )
     })?;
     let note = markdown::parse(text);
-    if note.text.is_empty() {
-        return Err("empty".into());
-    }
-    if note.text.len() > MAX_TEXT_BYTES {
-        return Err(format!(
-            "{} KiB of text; a memory holds at most {} KiB: split it into several notes",
-            note.text.len() / 1024,
-            MAX_TEXT_BYTES / 1024
-        ));
-    }
-    let modified = meta
+    let modified = std::fs::metadata(path)
+        .ok()
         .and_then(|m| m.modified().ok())
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as i64);
-    Ok(vec![ExportedMemory {
+    let m = ExportedMemory {
         id: 0,
         text: note.text,
         scope: note
@@ -157,5 +326,7 @@ fn read_note_file(
         source: note.source.unwrap_or_else(|| "imported".into()),
         audio_path: note.audio_path,
         versions: Vec::new(),
-    }])
+    };
+    json::check(&m)?;
+    Ok(vec![Ok(m)])
 }

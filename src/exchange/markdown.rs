@@ -162,7 +162,8 @@ pub fn parse_iso8601(s: &str) -> Option<i64> {
     let (date, time) = s.split_once(['T', ' ']).unwrap_or((s, "00:00"));
     let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
     let (y, m, dd) = (d.next()??, d.next()??, d.next()??);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&dd) {
+    // Years a note can be from (a wider one would overflow the milliseconds).
+    if !(0..=9999).contains(&y) || !(1..=12).contains(&m) || !(1..=31).contains(&dd) {
         return None;
     }
     let mut t = time.splitn(3, ':');
@@ -206,6 +207,17 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_year_out_of_range_is_no_date_not_an_overflow() {
+        assert_eq!(parse_iso8601("9223372036854775807-01-01"), None);
+        assert_eq!(parse_iso8601("-9223372036854775807-01-01"), None);
+        assert_eq!(parse_iso8601("10000-01-01"), None);
+        assert_eq!(parse_iso8601("1970-01-01"), Some(0));
+        assert_eq!(parse_iso8601("9999-12-31T23:59").map(|t| t > 0), Some(true));
+        let note = parse("---\ncreated: 9223372036854775807-12-31\n---\nhello\n");
+        assert_eq!((note.created_at, note.text.as_str()), (None, "hello"));
+    }
 
     #[test]
     fn a_memory_goes_to_markdown_and_back() {

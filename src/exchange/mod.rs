@@ -6,12 +6,21 @@
 //! |---|---|
 //! | `mod.rs` | the export format ([`Export`]), [`export`], [`write_json`], [`write_markdown`], and [`write_all`]: every imported note embedded in batches, then written in one transaction (all or nothing) |
 //! | `markdown.rs` | one Markdown file per memory, and reading one back (front matter, BOM, CRLF) |
-//! | `files.rs` | [`import_paths`]: files and folders of notes, what was skipped and why |
+//! | `files.rs` | [`import_paths`]: files and folders of notes (no links followed, a depth cap, Cancel while walking, every file read through a limit), what was skipped and why |
+//! | `json.rs` | reading a JSON export as a stream, each memory checked before anything is embedded |
+//! | `write_file.rs` | where an export is written: a private temporary file beside it, never over an existing file unless the user confirmed it |
 
 mod files;
+mod json;
 pub mod markdown;
+mod write_file;
 
-pub use files::{import_paths, import_paths_with, ImportReport, Skipped};
+pub use files::{
+    import_paths, import_paths_with, ImportReport, Skipped, MAX_DEPTH, MAX_IMPORT_BYTES,
+    MAX_JSON_FILE,
+};
+pub use json::{check, parse_export, read_export, MAX_NAME_BYTES, MAX_SOURCE_BYTES, MAX_VERSIONS};
+pub use write_file::{write_new_file, Overwrite};
 
 use serde::{Deserialize, Serialize};
 
@@ -76,46 +85,38 @@ pub fn export(store: &Store) -> Result<Export> {
     })
 }
 
-/// Write `e` as one JSON file (a temporary file renamed into place: never half a file).
-pub fn write_json(e: &Export, file: &std::path::Path) -> Result<()> {
-    write_atomically(
+/// Write `e` as one JSON file: a private temporary file renamed into place, never half a file,
+/// and never over an existing one unless `overwrite` says the user confirmed it.
+pub fn write_json(e: &Export, file: &std::path::Path, overwrite: Overwrite) -> Result<()> {
+    write_new_file(
         file,
         &serde_json::to_vec_pretty(e).expect("an export serialises"),
+        overwrite,
     )
 }
 
-/// Write `e` as one Markdown file per memory in `dir` (made if need be).
-pub fn write_markdown(e: &Export, dir: &std::path::Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
-    for m in &e.memories {
-        write_atomically(
-            &dir.join(markdown::file_name(m)),
-            markdown::render(m).as_bytes(),
-        )?;
-    }
-    Ok(())
-}
-
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".part");
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(Error::io(format!("writing {}", path.display())))
-}
-
-/// Read a JSON export; anything else is [`Error::InvalidInput`] saying what is wrong.
-pub fn parse_export(json: &[u8]) -> Result<Export> {
-    let e: Export = serde_json::from_slice(json)
-        .map_err(|e| Error::InvalidInput(format!("not an Umwelt export: {e}")))?;
-    if e.format != EXPORT_FORMAT {
+/// Write `e` as one Markdown file per memory in `dir` (made if need be, private). A file of
+/// the same name already there is an error unless `overwrite` says the user confirmed it; the
+/// check comes before any file is written.
+pub fn write_markdown(e: &Export, dir: &std::path::Path, overwrite: Overwrite) -> Result<()> {
+    if dir.is_file() {
         return Err(Error::InvalidInput(format!(
-            "an export in the format '{}', which this Umwelt does not read (it reads {EXPORT_FORMAT})",
-            e.format
+            "{} is a file: a Markdown export goes into a folder",
+            dir.display()
         )));
     }
-    Ok(e)
+    crate::paths::private_dir(dir)?;
+    let names: Vec<std::path::PathBuf> =
+        e.memories.iter().map(|m| dir.join(markdown::file_name(m))).collect();
+    if overwrite == Overwrite::No {
+        if let Some(taken) = names.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
+            return Err(Error::Exists(taken.clone()));
+        }
+    }
+    for (m, path) in e.memories.iter().zip(&names) {
+        write_new_file(path, markdown::render(m).as_bytes(), overwrite)?;
+    }
+    Ok(())
 }
 
 /// Embed every memory (in batches, shortest first so a batch pads little) and write them all
@@ -141,6 +142,17 @@ pub struct Work<'a> {
 }
 
 impl Work<'_> {
+    /// [`crate::Error::Cancelled`] once the user has asked to stop.
+    pub(crate) fn check_cancel(&self) -> Result<()> {
+        if self
+            .cancel
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Err(crate::Error::Cancelled);
+        }
+        Ok(())
+    }
+
     fn tell(&self, done: usize, total: usize) -> Result<()> {
         if let Some(p) = self.progress {
             p(ImportProgress {

@@ -59,13 +59,16 @@ pub struct Exported {
     pub memories: u32,
 }
 
-/// Export every memory to `destination` (a folder for Markdown, a file for JSON).
+/// Export every memory to `destination` (a folder for Markdown, a file for JSON). A file
+/// already there is an error of kind `exists` unless `overwrite` says the user confirmed that
+/// it may be replaced. Exports are plain text by the user's choice: a file to take elsewhere.
 #[tauri::command]
 #[specta::specta]
 pub async fn export_memories(
     state: State<'_, AppState>,
     format: ExportAs,
     destination: String,
+    overwrite: bool,
 ) -> CmdResult<Exported> {
     let store = state.store.clone();
     blocking(move || {
@@ -76,9 +79,14 @@ pub async fn export_memories(
             ));
         }
         let e = exchange::export(&store)?;
+        let overwrite = if overwrite {
+            exchange::Overwrite::Yes
+        } else {
+            exchange::Overwrite::No
+        };
         match format {
-            ExportAs::Markdown => exchange::write_markdown(&e, &dest)?,
-            ExportAs::Json => exchange::write_json(&e, &dest)?,
+            ExportAs::Markdown => exchange::write_markdown(&e, &dest, overwrite)?,
+            ExportAs::Json => exchange::write_json(&e, &dest, overwrite)?,
         }
         Ok(Exported {
             path: dest.display().to_string(),

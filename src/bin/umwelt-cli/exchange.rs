@@ -18,6 +18,9 @@ pub fn import(db: &Option<PathBuf>, a: ImportArgs) -> Result<()> {
         for s in &report.skipped {
             eprintln!("skipped {}: {}", s.path, s.why);
         }
+        for s in &report.unlinked {
+            eprintln!("not linked, the recording {}: {}", s.path, s.why);
+        }
         let secs = t0.elapsed().as_secs_f64();
         println!(
             "imported {}, skipped {} ({:.1} s, {:.0} notes/s)",
@@ -32,8 +35,13 @@ pub fn import(db: &Option<PathBuf>, a: ImportArgs) -> Result<()> {
 
 pub fn export(db: &Option<PathBuf>, a: ExportArgs) -> Result<()> {
     let e = exchange::export(&open(db)?)?;
+    let overwrite = if a.overwrite {
+        exchange::Overwrite::Yes
+    } else {
+        exchange::Overwrite::No
+    };
     if let Some(file) = a.json {
-        exchange::write_json(&e, &file)?;
+        exchange::write_json(&e, &file, overwrite)?;
         println!(
             "exported {} memories to {}",
             e.memories.len(),
@@ -41,7 +49,7 @@ pub fn export(db: &Option<PathBuf>, a: ExportArgs) -> Result<()> {
         );
     }
     if let Some(dir) = a.markdown {
-        exchange::write_markdown(&e, &dir)?;
+        exchange::write_markdown(&e, &dir, overwrite)?;
         println!(
             "exported {} memories to {}",
             e.memories.len(),

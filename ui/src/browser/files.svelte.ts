@@ -18,6 +18,8 @@ class Files {
   error = $state<string | null>(null);
   notice = $state<string | null>(null);
   report = $state<ImportReport | null>(null);
+  /** An export that would replace a file already there, waiting for the user to say yes. */
+  replacing = $state<{ format: ExportAs; destination: string; message: string } | null>(null);
   audioExtensions = $state<string[]>([]);
 
   async load() {
@@ -87,14 +89,18 @@ class Files {
     await commands.cancelJob();
   }
 
-  async export(format: ExportAs, destination: string) {
+  /** Export everything; a file already there is replaced only once the user has said so
+   * (`overwrite`: they confirmed it here, or in the system's save dialog). */
+  async export(format: ExportAs, destination: string, overwrite = false) {
     this.error = null;
     this.notice = null;
+    this.replacing = null;
     try {
-      const done = await commands.exportMemories(format, destination);
+      const done = await commands.exportMemories(format, destination, overwrite);
       this.notice = `Exported ${done.memories} ${done.memories === 1 ? "memory" : "memories"} to ${done.path}`;
     } catch (e) {
-      this.error = errorMessage(e);
+      if (errorKind(e) === "exists") this.replacing = { format, destination, message: errorMessage(e) };
+      else this.error = errorMessage(e);
     }
   }
 }
