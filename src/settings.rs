@@ -292,7 +292,9 @@ impl SettingsFile {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+        if !dir.exists() {
+            crate::paths::private_dir(dir)?;
+        }
         let text = serde_json::to_string_pretty(s).expect("settings serialise");
         let write = || -> std::io::Result<()> {
             let mut tmp = tempfile::Builder::new()

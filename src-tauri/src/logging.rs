@@ -23,7 +23,7 @@ pub fn log_dir(data_dir: &Path) -> PathBuf {
 pub fn init(dir: &Path) {
     let stderr = std::io::stderr.with_max_level(tracing::Level::WARN);
     // The appender lists the folder (to prune old files) before it would create it.
-    let file = std::fs::create_dir_all(dir)
+    let file = umwelt::paths::private_dir(dir)
         .map_err(|e| e.to_string())
         .and_then(|_| {
             tracing_appender::rolling::Builder::new()

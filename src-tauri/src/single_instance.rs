@@ -6,8 +6,16 @@
 //! (Keyed by the data folder rather than by the app's name, as Tauri's single-instance plugin
 //! is: two instances on two folders share nothing, and the end-to-end tests run apps side by
 //! side on folders of their own. No D-Bus needed.)
+//!
+//! The lock decides: a second launch that finds it taken never starts, even when the first
+//! cannot be reached. The socket sits in the data folder (0700, the socket itself 0600) unless
+//! that path is too long for a Unix socket, when it sits in the user's runtime folder under a
+//! name made from the data folder. The listener reads at most a short line from each caller and
+//! waits at most [`READ_TIMEOUT`] for it, so a caller that says nothing delays the next by that
+//! at most.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -15,8 +23,9 @@ use std::time::{Duration, Instant};
 pub enum Instance {
     /// The first: it holds the lock (keep this value alive as long as the app runs).
     First(FirstInstance),
-    /// Another launch holds the folder; its window was asked to come to the front.
-    AlreadyRunning,
+    /// Another launch holds the folder; its window was asked to come to the front, unless
+    /// that launch could not be reached (why, then).
+    AlreadyRunning { unreachable: Option<std::io::Error> },
 }
 
 pub struct FirstInstance {
@@ -26,44 +35,71 @@ pub struct FirstInstance {
 
 /// What a second launch sends.
 const FOCUS: &str = "focus";
+/// The most the listener reads from one caller.
+const MAX_LINE: u64 = 64;
+/// How long the listener waits for a caller's line.
+pub const READ_TIMEOUT: Duration = Duration::from_millis(500);
+/// The longest socket path bound in the data folder (a Unix socket's path holds 107 bytes).
+const MAX_SOCKET_PATH: usize = 100;
+
+/// Where the socket for `data_dir` goes: in it, or, if that path is too long for a socket, in
+/// the runtime folder (else the temporary folder) under a name made from the data folder.
+pub fn socket_path(data_dir: &Path) -> PathBuf {
+    let inside = data_dir.join("umwelt.sock");
+    if inside.as_os_str().len() <= MAX_SOCKET_PATH {
+        return inside;
+    }
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    data_dir.hash(&mut h);
+    let dir = dirs::runtime_dir().unwrap_or_else(std::env::temp_dir);
+    dir.join(format!("umwelt-{:016x}.sock", h.finish()))
+}
+
+/// How long a second launch tries to reach the first (which may still be starting).
+const FOCUS_WAIT: Duration = Duration::from_secs(10);
 
 /// Take the folder, or hand over to the launch that has it.
 pub fn claim(data_dir: &Path) -> std::io::Result<Instance> {
-    std::fs::create_dir_all(data_dir)?;
+    claim_waiting(data_dir, FOCUS_WAIT)
+}
+
+fn claim_waiting(data_dir: &Path, wait: Duration) -> std::io::Result<Instance> {
+    umwelt::paths::private_dir(data_dir).map_err(std::io::Error::other)?;
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
         .open(data_dir.join("umwelt.lock"))?;
-    let socket = data_dir.join("umwelt.sock");
+    let socket = socket_path(data_dir);
     match lock.try_lock() {
         Ok(()) => Ok(Instance::First(FirstInstance {
             _lock: lock,
             socket,
         })),
-        Err(std::fs::TryLockError::WouldBlock) => {
-            ask_to_focus(&socket)?;
-            Ok(Instance::AlreadyRunning)
-        }
+        Err(std::fs::TryLockError::WouldBlock) => Ok(Instance::AlreadyRunning {
+            unreachable: ask_to_focus(&socket, wait).err(),
+        }),
         Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
 }
 
 /// The first launch may still be starting (its socket not bound yet): try for a few seconds.
 #[cfg(unix)]
-fn ask_to_focus(socket: &Path) -> std::io::Result<()> {
+fn ask_to_focus(socket: &Path, wait: Duration) -> std::io::Result<()> {
     let t0 = Instant::now();
     loop {
         match std::os::unix::net::UnixStream::connect(socket) {
             Ok(mut s) => return writeln!(s, "{FOCUS}"),
-            Err(e) if t0.elapsed() > Duration::from_secs(10) => return Err(e),
+            Err(e) if t0.elapsed() > wait => return Err(e),
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
     }
 }
 
 #[cfg(not(unix))]
-fn ask_to_focus(_socket: &Path) -> std::io::Result<()> {
+fn ask_to_focus(_socket: &Path, _wait: Duration) -> std::io::Result<()> {
     Ok(())
 }
 
@@ -77,13 +113,17 @@ impl FirstInstance {
             _ => {}
         }
         let listener = std::os::unix::net::UnixListener::bind(&self.socket)?;
+        std::fs::set_permissions(&self.socket, std::fs::Permissions::from_mode(0o600))?;
         std::thread::Builder::new()
             .name("umwelt-instance".into())
             .spawn(move || {
                 for stream in listener.incoming() {
                     let Ok(stream) = stream else { continue };
+                    if stream.set_read_timeout(Some(READ_TIMEOUT)).is_err() {
+                        continue;
+                    }
                     let mut line = String::new();
-                    let read = BufReader::new(stream).read_line(&mut line);
+                    let read = BufReader::new(stream.take(MAX_LINE)).read_line(&mut line);
                     if read.is_ok() && line.trim() == FOCUS {
                         tracing::info!(
                             "another launch asked for the window: brought it to the front"
@@ -120,19 +160,27 @@ mod tests {
                 f.fetch_add(1, Ordering::SeqCst);
             })
             .unwrap();
+        // A caller that connects and says nothing, and one that sends a flood, delay nobody
+        // for long.
+        let _silent = std::os::unix::net::UnixStream::connect(socket_path(dir.path())).unwrap();
+        let mut flood = std::os::unix::net::UnixStream::connect(socket_path(dir.path())).unwrap();
+        let _ = flood.write_all(&[b'x'; 4096]);
         assert!(matches!(
             claim(dir.path()).unwrap(),
-            Instance::AlreadyRunning
+            Instance::AlreadyRunning { unreachable: None }
         ));
         assert!(matches!(
             claim(dir.path()).unwrap(),
-            Instance::AlreadyRunning
+            Instance::AlreadyRunning { unreachable: None }
         ));
         let t0 = Instant::now();
         while focused.load(Ordering::SeqCst) < 2 && t0.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert_eq!(focused.load(Ordering::SeqCst), 2);
+        assert!(t0.elapsed() < READ_TIMEOUT * 4, "{:?}", t0.elapsed());
+        let mode = std::fs::metadata(socket_path(dir.path())).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
         // Another folder is another instance.
         let other = tempfile::tempdir().unwrap();
         assert!(matches!(claim(other.path()).unwrap(), Instance::First(_)));
@@ -142,5 +190,29 @@ mod tests {
             panic!("the folder is free once the first launch has gone");
         };
         again.listen(|| {}).unwrap();
+    }
+
+    #[test]
+    fn a_data_folder_too_long_for_a_socket_still_keeps_a_second_launch_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("a-folder-name-that-is-long-enough".repeat(4));
+        assert!(deep.join("umwelt.sock").as_os_str().len() > MAX_SOCKET_PATH);
+        let Instance::First(first) = claim(&deep).unwrap() else {
+            panic!("the first launch must get the folder");
+        };
+        first.listen(|| {}).unwrap();
+        assert!(matches!(
+            claim(&deep).unwrap(),
+            Instance::AlreadyRunning { unreachable: None }
+        ));
+        // Even a first launch that never listens keeps the folder.
+        let other = dir.path().join("other");
+        let Instance::First(_quiet) = claim(&other).unwrap() else {
+            panic!("the first launch must get the folder");
+        };
+        assert!(matches!(
+            claim_waiting(&other, Duration::from_millis(300)).unwrap(),
+            Instance::AlreadyRunning { unreachable: Some(_) }
+        ));
     }
 }

@@ -61,6 +61,13 @@ impl AppState {
     /// deleted), a fresh one is started, and the start-up note says where the old one is.
     pub fn open(data_dir: PathBuf) -> umwelt::Result<AppState> {
         let mut notes = Vec::new();
+        // Other users of the machine must not read what Umwelt keeps; an older Umwelt made
+        // its files with the umask's modes, so they are repaired at every start.
+        match umwelt::paths::secure_data_dir(&data_dir) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!("made {n} files and folders in the data folder private"),
+            Err(e) => tracing::warn!("the data folder could not be made private: {e}"),
+        }
         let (store, kept) =
             open_or_set_aside(&data_dir.join("memories.sqlite"), |p| Store::open(p))?;
         if let Some(kept) = kept {

@@ -96,8 +96,9 @@ const SCHEMA: &str = "
 impl Runs {
     pub fn open(path: &Path) -> Result<Runs> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(Error::io(format!("creating {}", dir.display())))?;
+            if !dir.exists() {
+                crate::paths::private_dir(dir)?;
+            }
         }
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;

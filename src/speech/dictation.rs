@@ -519,10 +519,7 @@ impl Dictation {
         };
         draft.set_heard(heard);
         let _drafts = self.lock_drafts();
-        std::fs::create_dir_all(&self.recordings_dir).map_err(Error::io(format!(
-            "creating the recordings folder {}",
-            self.recordings_dir.display()
-        )))?;
+        crate::paths::private_dir(&self.recordings_dir)?;
         self.put_draft(&draft)?;
         Ok(draft)
     }
@@ -704,6 +701,8 @@ impl Dictation {
         let copy = || -> std::io::Result<()> {
             std::fs::create_dir_all(&self.recordings_dir)?;
             std::fs::copy(from, &part)?;
+            // The user's file may be world-readable; the copy is Umwelt's and private.
+            std::fs::set_permissions(&part, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
             std::fs::File::open(&part)?.sync_all()?;
             std::fs::rename(&part, &to)?;
             crate::audio::sync_dir(&self.recordings_dir)

@@ -33,10 +33,7 @@ pub struct SpoolWriter {
 impl SpoolWriter {
     /// Start a new spool in `dir` for audio at `rate` Hz.
     pub fn create(dir: &Path, rate: u32) -> Result<SpoolWriter> {
-        std::fs::create_dir_all(dir).map_err(Error::io(format!(
-            "creating the recordings folder {}",
-            dir.display()
-        )))?;
+        crate::paths::private_dir(dir)?;
         let stamp = crate::clock::now_ms();
         let mut path = dir.join(format!("{stamp}.{EXT}"));
         let mut n = 1;

@@ -82,7 +82,7 @@ pub fn log_folder(state: State<'_, AppState>) -> String {
 #[specta::specta]
 pub fn open_log_folder(state: State<'_, AppState>) -> CmdResult<()> {
     let dir = &state.log_dir;
-    std::fs::create_dir_all(dir).map_err(|e| {
+    umwelt::paths::private_dir(dir).map_err(|e| {
         CommandError::new(
             ErrorKind::Internal,
             format!("the log folder {} cannot be made: {e}", dir.display()),

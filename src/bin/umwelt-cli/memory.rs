@@ -8,7 +8,16 @@ use crate::args::{DeleteArgs, EditArgs, ListArgs, RecallArgs, RememberArgs, Sear
 
 /// The memory file `--db` names, or the app's own.
 pub fn open(db: &Option<PathBuf>) -> Result<Store> {
-    Store::open(db.clone().unwrap_or_else(paths::default_db))
+    match db {
+        Some(db) => Store::open(db),
+        None => {
+            // The app's own data folder: private, as the app keeps it.
+            if let Err(e) = paths::secure_data_dir(&paths::data_dir()) {
+                tracing::warn!("the data folder could not be made private: {e}");
+            }
+            Store::open(paths::default_db())
+        }
+    }
 }
 
 pub fn print_json<T: serde::Serialize>(v: &T) {
