@@ -9,6 +9,27 @@ use crate::error::{Error, Result};
 
 /// The sample rate whisper and the recordings on disk use.
 pub const SAMPLE_RATE: u32 = 16_000;
+/// The lowest sample rate Umwelt reads (telephone audio is 8 kHz; nothing real is below 4).
+pub const MIN_RATE: u32 = 4_000;
+/// The highest sample rate Umwelt reads (studio audio goes to 384 kHz). A file claiming more is
+/// damaged or hostile: resampling from a rate near 2³² would ask for tens of GB at once, and a
+/// failed allocation aborts the process rather than panicking.
+pub const MAX_RATE: u32 = 384_000;
+
+/// `rate` if Umwelt can resample from it, else why not (a clear error, before any allocation).
+pub fn check_rate(rate: u32) -> Result<u32> {
+    if (MIN_RATE..=MAX_RATE).contains(&rate) {
+        Ok(rate)
+    } else {
+        Err(Error::Audio(format!(
+            "the audio says it has {rate} samples a second; Umwelt reads {} to {} kHz, so the \
+             file is damaged or not ordinary audio: convert it to a common rate (16, 44.1 or \
+             48 kHz) and try again",
+            MIN_RATE / 1000,
+            MAX_RATE / 1000
+        )))
+    }
+}
 
 /// Read a WAV file of any rate, mono or multi-channel, integer or float, as 16 kHz mono.
 pub fn read_wav_16k_mono(path: &Path) -> Result<Vec<f32>> {
@@ -19,6 +40,7 @@ pub fn read_wav_16k_mono(path: &Path) -> Result<Vec<f32>> {
         ))
     })?;
     let spec = reader.spec();
+    check_rate(spec.sample_rate)?;
     let bad = |e: hound::Error| Error::Audio(format!("{} is damaged: {e}", path.display()));
     let interleaved: Vec<f32> = match spec.sample_format {
         hound::SampleFormat::Float => reader
@@ -38,23 +60,62 @@ pub fn read_wav_16k_mono(path: &Path) -> Result<Vec<f32>> {
     resample(&mono, spec.sample_rate, SAMPLE_RATE)
 }
 
+/// Decoded audio brought to [`SAMPLE_RATE`] block by block, following the rate of each block:
+/// a stream whose rate changes midway (a chained Ogg, a spliced MKV) is resampled from each
+/// part's own rate, not played at the wrong speed.
+pub struct ToSpeechRate {
+    /// The resampler for `rate` (none while the blocks are at [`SAMPLE_RATE`] already).
+    resampler: Option<StreamResampler>,
+    rate: u32,
+}
+
+impl Default for ToSpeechRate {
+    fn default() -> ToSpeechRate {
+        ToSpeechRate {
+            resampler: None,
+            rate: SAMPLE_RATE,
+        }
+    }
+}
+
+impl ToSpeechRate {
+    /// The 16 kHz samples ready after a block of mono samples at `rate` Hz.
+    pub fn push(&mut self, rate: u32, mono: &[f32]) -> Result<Vec<f32>> {
+        let mut out = Vec::new();
+        if rate != self.rate {
+            check_rate(rate)?;
+            // The last part's tail first, then a resampler for the new rate.
+            if let Some(r) = self.resampler.take() {
+                out = r.finish()?;
+            }
+            if rate != SAMPLE_RATE {
+                self.resampler = Some(StreamResampler::new(rate, SAMPLE_RATE)?);
+            }
+            self.rate = rate;
+        }
+        match self.resampler.as_mut() {
+            Some(r) => out.extend(r.push(mono)?),
+            None => out.extend_from_slice(mono),
+        }
+        Ok(out)
+    }
+
+    /// The input ended: the last samples.
+    pub fn finish(&mut self) -> Result<Vec<f32>> {
+        self.rate = SAMPLE_RATE;
+        match self.resampler.take() {
+            Some(r) => r.finish(),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
 /// Write 16 kHz mono samples as a 16-bit WAV, through a temporary file renamed into place, so a
 /// crash never leaves half a recording under the final name.
 pub fn write_wav_16k_mono(path: &Path, samples: &[f32]) -> Result<()> {
     let mut sink = WavSink::create(path)?;
     sink.write(samples)?;
     sink.finish().map(|_| ())
-}
-
-/// The part of `pcm` between its first and last sound (peak above `threshold`), keeping
-/// `margin` samples of the quiet on each side: a recorder left running, or the silence a killed
-/// recording ends in, costs whisper nothing. All silence gives an empty slice.
-pub fn trim_silence(pcm: &[f32], threshold: f32, margin: usize) -> &[f32] {
-    let loud = |x: &f32| x.abs() >= threshold;
-    match (pcm.iter().position(loud), pcm.iter().rposition(loud)) {
-        (Some(a), Some(b)) => &pcm[a.saturating_sub(margin)..(b + 1 + margin).min(pcm.len())],
-        _ => &pcm[..0],
-    }
 }
 
 /// Average interleaved channels into one.
@@ -74,6 +135,8 @@ pub fn resample(input: &[f32], from: u32, to: u32) -> Result<Vec<f32>> {
     if from == to || input.is_empty() {
         return Ok(input.to_vec());
     }
+    check_rate(from)?;
+    check_rate(to)?;
     let err = |e: &dyn std::fmt::Display| {
         Error::Audio(format!("could not resample {from} Hz to {to} Hz: {e}"))
     };
@@ -109,8 +172,71 @@ pub fn resample(input: &[f32], from: u32, to: u32) -> Result<Vec<f32>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_rate_out_of_range_is_refused_before_anything_is_allocated() {
+        for rate in [0, 1, 3_999, 384_001, 4_294_967_291] {
+            let e = StreamResampler::new(rate, SAMPLE_RATE).err().expect("refused");
+            assert!(e.to_string().contains("samples a second"), "{e}");
+            assert!(resample(&[0.0; 100], rate, SAMPLE_RATE).is_err());
+        }
+        assert!(StreamResampler::new(8_000, SAMPLE_RATE).is_ok());
+        assert!(StreamResampler::new(383_987, SAMPLE_RATE).is_ok(), "a prime rate in range");
+        // A 44-byte WAV whose header claims a prime rate near 2³²: an error, not an abort.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hostile.wav");
+        std::fs::write(&path, wav_header(4_294_967_291, 0)).unwrap();
+        assert!(read_wav_16k_mono(&path).is_err());
+        // One whose header is consistent (hound reads it): Umwelt's own check says why.
+        std::fs::write(&path, wav_header(1_000_003, 0)).unwrap();
+        let e = read_wav_16k_mono(&path).unwrap_err().to_string();
+        assert!(e.contains("samples a second"), "{e}");
+    }
+
+    /// A 16-bit mono WAV header for `rate` Hz and `data` bytes of samples.
+    pub(crate) fn wav_header(rate: u32, data: u32) -> Vec<u8> {
+        let mut h = Vec::new();
+        h.extend(b"RIFF");
+        h.extend((36 + data).to_le_bytes());
+        h.extend(b"WAVEfmt ");
+        h.extend(16u32.to_le_bytes());
+        h.extend(1u16.to_le_bytes()); // PCM
+        h.extend(1u16.to_le_bytes()); // mono
+        h.extend(rate.to_le_bytes());
+        h.extend(rate.wrapping_mul(2).to_le_bytes());
+        h.extend(2u16.to_le_bytes());
+        h.extend(16u16.to_le_bytes());
+        h.extend(b"data");
+        h.extend(data.to_le_bytes());
+        h
+    }
+
+    #[test]
+    fn a_stream_whose_rate_changes_midway_keeps_its_speed() {
+        let tone = |rate: u32, secs: f32| -> Vec<f32> {
+            (0..(rate as f32 * secs) as usize)
+                .map(|i| (i as f32 * 440.0 * std::f32::consts::TAU / rate as f32).sin() * 0.5)
+                .collect()
+        };
+        let mut to16 = ToSpeechRate::default();
+        let mut out = Vec::new();
+        for (rate, secs) in [(48_000, 1.0), (8_000, 1.0), (16_000, 0.5), (44_100, 0.5)] {
+            for block in tone(rate, secs).chunks(1152) {
+                out.extend(to16.push(rate, block).unwrap());
+            }
+        }
+        out.extend(to16.finish().unwrap());
+        // 3 s of sound is 48 000 samples at 16 kHz, whatever the parts' rates were.
+        let want = 3 * SAMPLE_RATE as usize;
+        assert!(out.len().abs_diff(want) < want / 100, "{} samples, not {want}", out.len());
+        // The 8 kHz second is at the right pitch: 880 zero crossings, not a sixth of them.
+        let second = &out[16_500..31_500];
+        let crossings = second.windows(2).filter(|w| (w[0] < 0.0) != (w[1] < 0.0)).count();
+        let want = (880.0 * 15_000.0 / 16_000.0) as usize;
+        assert!(crossings.abs_diff(want) < want / 20, "{crossings} crossings, not {want}");
+    }
 
     #[test]
     fn resampling_keeps_length_and_pitch() {
@@ -164,6 +290,8 @@ pub struct StreamResampler {
 
 impl StreamResampler {
     pub fn new(from: u32, to: u32) -> Result<StreamResampler> {
+        check_rate(from)?;
+        check_rate(to)?;
         let inner = if from == to {
             None
         } else {

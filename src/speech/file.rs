@@ -22,7 +22,7 @@ use symphonia::core::formats::{FormatOptions, FormatReader, TrackType};
 use symphonia::core::io::MediaSourceStream;
 use symphonia::core::meta::MetadataOptions;
 
-use crate::audio::{StreamResampler, SAMPLE_RATE};
+use crate::audio::{ToSpeechRate, SAMPLE_RATE};
 use crate::error::{Error, Result};
 use crate::speech::transcriber::{Decoding, TimedText, Transcriber, Workspace};
 
@@ -97,8 +97,8 @@ pub struct AudioFile {
     format: Box<dyn FormatReader>,
     decoder: Box<dyn AudioDecoder>,
     track_id: u32,
-    resampler: Option<StreamResampler>,
-    rate: u32,
+    /// Each block at its own rate, to 16 kHz.
+    to16: ToSpeechRate,
     total_s: f32,
     /// Why decoding stopped before the end, once it has.
     broken: Option<String>,
@@ -159,6 +159,9 @@ impl AudioFile {
             .make_audio_decoder(&params, &AudioDecoderOptions::default())
             .map_err(|e| not_audio(format!("its sound's encoding is not supported: {e}")))?;
         let rate = params.sample_rate.unwrap_or(0);
+        if rate != 0 {
+            crate::audio::check_rate(rate)?;
+        }
         let total_s = match (track.duration, track.time_base) {
             (Some(d), Some(tb)) => tb
                 .calc_duration(d)
@@ -174,8 +177,7 @@ impl AudioFile {
             format,
             decoder,
             track_id,
-            resampler: None,
-            rate,
+            to16: ToSpeechRate::default(),
             total_s,
             broken: None,
             done: false,
@@ -234,26 +236,22 @@ impl AudioFile {
             }
             decoded.copy_to_vec_interleaved(&mut self.interleaved);
             let mono = crate::audio::downmix(&self.interleaved, channels);
-            if self.resampler.is_none() && rate != SAMPLE_RATE {
-                self.resampler = Some(StreamResampler::new(rate, SAMPLE_RATE)?);
-                self.rate = rate;
-            }
-            let block = match self.resampler.as_mut() {
-                Some(r) => r.push(&mono)?,
-                None => mono,
+            let block = match self.to16.push(rate, &mono) {
+                Ok(b) => b,
+                // A part whose rate cannot be read: what came before it is kept.
+                Err(e) => {
+                    self.broken = Some(e.to_string());
+                    self.done = true;
+                    break;
+                }
             };
             if !block.is_empty() {
                 return Ok(Some(block));
             }
         }
         // The resampler's last samples.
-        match self.resampler.take() {
-            Some(r) => {
-                let rest = r.finish()?;
-                Ok((!rest.is_empty()).then_some(rest))
-            }
-            None => Ok(None),
-        }
+        let rest = self.to16.finish()?;
+        Ok((!rest.is_empty()).then_some(rest))
     }
 }
 
@@ -377,6 +375,21 @@ mod tests {
             cut >= quiet && cut <= quiet + CUT_FRAME * 2,
             "cut at {cut}, quiet at {quiet}"
         );
+    }
+
+    #[test]
+    fn a_header_with_an_impossible_rate_is_an_error_not_an_abort() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hostile.wav");
+        let mut bytes = crate::audio::tests::wav_header(4_294_967_291, 64);
+        bytes.extend([0u8; 64]);
+        std::fs::write(&path, bytes).unwrap();
+        let e = AudioFile::open(&path)
+            .and_then(|mut f| f.next_block().map(|_| f))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("samples a second") || e.contains("not an audio file"), "{e}");
     }
 
     #[test]
