@@ -25,6 +25,8 @@ const LANES: usize = 32;
 pub struct Kernels {
     /// What it uses: `avx512-vnni`, `avx2` or `portable`.
     pub name: &'static str,
+    /// The instructions it needs ([`crate::cpu`]).
+    pub needs: crate::cpu::Level,
     pub dot_f32: fn(&[f32], &[f32]) -> f32,
     /// [`Kernels::dot_u4_rows`] once its lengths are checked (the wide kernels rely on them).
     u4_rows: fn(&[i8], &[u8], &mut [i32]),
@@ -115,6 +117,7 @@ impl std::fmt::Debug for Kernels {
 /// The portable kernels: correct everywhere.
 pub const PORTABLE: Kernels = Kernels {
     name: "portable",
+    needs: crate::cpu::Level::Portable,
     dot_f32: portable::dot_f32,
     u4_rows: portable::dot_u4_rows,
     u4_picked: portable::dot_u4_picked,
@@ -251,13 +254,11 @@ mod x86 {
     use super::{fold, tail_f32, tail_u4, u4_bytes, Kernels, LANES, U4_BLOCK};
 
     pub fn has_avx2() -> bool {
-        is_x86_feature_detected!("avx2")
+        crate::cpu::supports(AVX2.needs)
     }
 
     pub fn has_avx512() -> bool {
-        is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vnni")
+        crate::cpu::supports(AVX512.needs)
     }
 
     // The safe wrappers below are only ever reached through these tables, a table is only
@@ -266,6 +267,7 @@ mod x86 {
     // lengths and rows the kernels read by.
     pub const AVX2: Kernels = Kernels {
         name: "avx2",
+        needs: crate::cpu::Level::Avx2,
         dot_f32: |a, b| unsafe { dot_f32_avx2(a, b) },
         u4_rows: |q, rows, out| unsafe { dot_u4_rows_avx2(q, rows, |r| r, out) },
         u4_picked: |q, table, picked, out| unsafe {
@@ -275,6 +277,7 @@ mod x86 {
 
     pub const AVX512: Kernels = Kernels {
         name: "avx512-vnni",
+        needs: crate::cpu::Level::Avx512Vnni,
         dot_f32: |a, b| unsafe { dot_f32_avx512(a, b) },
         u4_rows: |q, rows, out| unsafe { dot_u4_rows_vnni(q, rows, |r| r, out) },
         u4_picked: |q, table, picked, out| unsafe {

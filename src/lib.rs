@@ -25,6 +25,7 @@
 pub mod audio;
 pub mod bench;
 pub mod clock;
+pub mod cpu;
 pub mod crashpoint;
 pub mod damaged;
 pub mod embed;

@@ -242,6 +242,8 @@ impl Packed {
 pub struct Gemm {
     /// What it uses: `amx-int8`, `avx512-vnni`, `avx2` or `portable`.
     pub name: &'static str,
+    /// The instructions it needs ([`crate::cpu`]).
+    pub needs: crate::cpu::Level,
     /// The product for the column blocks `blocks` (an even start and end), once
     /// [`Gemm::run_blocks`] has checked the lengths (the wide kernels rely on them).
     run: unsafe fn(a: &Operand, w: &Packed, c: *mut f32, blocks: Range<usize>),
@@ -305,6 +307,7 @@ impl std::fmt::Debug for Gemm {
 /// The portable kernel: correct everywhere.
 pub const PORTABLE: Gemm = Gemm {
     name: "portable",
+    needs: crate::cpu::Level::Portable,
     run: portable,
 };
 
@@ -388,60 +391,36 @@ mod x86 {
     use std::arch::asm;
     use std::arch::x86_64::*;
     use std::ops::Range;
-    use std::sync::OnceLock;
 
     use super::{combine, Gemm, Operand, Packed, BLOCK, ROWS};
 
     pub fn has_avx2() -> bool {
-        is_x86_feature_detected!("avx2")
+        crate::cpu::supports(AVX2.needs)
     }
 
     pub fn has_vnni() -> bool {
-        is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vnni")
+        crate::cpu::supports(VNNI.needs)
     }
 
-    /// AMX with int8, and the kernel's leave to use the tile registers (Linux asks each process
-    /// to request them: `arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`).
     pub fn has_amx() -> bool {
-        static GRANTED: OnceLock<bool> = OnceLock::new();
-        *GRANTED.get_or_init(|| {
-            // CPUID leaf 7: EDX bit 24 AMX-TILE, bit 25 AMX-INT8.
-            let leaf7 = __cpuid_count(7, 0);
-            if leaf7.edx & (1 << 24) == 0 || leaf7.edx & (1 << 25) == 0 || !has_vnni() {
-                return false;
-            }
-            #[cfg(target_os = "linux")]
-            {
-                const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
-                const XFEATURE_XTILEDATA: libc::c_long = 18;
-                // SAFETY: a request for a permission; it touches no memory of ours.
-                unsafe {
-                    libc::syscall(
-                        libc::SYS_arch_prctl,
-                        ARCH_REQ_XCOMP_PERM,
-                        XFEATURE_XTILEDATA,
-                    ) == 0
-                }
-            }
-            #[cfg(not(target_os = "linux"))]
-            false
-        })
+        crate::cpu::supports(AMX.needs)
     }
 
     pub const AVX2: Gemm = Gemm {
         name: "avx2",
+        needs: crate::cpu::Level::Avx2,
         run: gemm_avx2,
     };
 
     pub const VNNI: Gemm = Gemm {
         name: "avx512-vnni",
+        needs: crate::cpu::Level::Avx512Vnni,
         run: gemm_vnni,
     };
 
     pub const AMX: Gemm = Gemm {
         name: "amx-int8",
+        needs: crate::cpu::Level::AmxInt8,
         run: gemm_amx,
     };
 

@@ -128,8 +128,25 @@ impl MiniLm {
     }
 
     /// Run the products on `gemm` and the rest for `simd` from now on (the tests try each one
-    /// the CPU has; the vectors agree to f32's rounding, and `simd` changes no bit).
-    pub fn use_kernels(&mut self, gemm: Gemm, simd: Simd) {
+    /// the CPU has; the vectors agree to f32's rounding, and `simd` changes no bit). Refused,
+    /// changing nothing, where this CPU cannot run them.
+    pub fn use_kernels(&mut self, gemm: Gemm, simd: Simd) -> Result<(), String> {
+        for (name, needs) in [(gemm.name, gemm.needs), (simd.name(), simd.needs())] {
+            if !crate::cpu::supports(needs) {
+                return Err(format!("this CPU cannot run the {name} kernels ({needs:?})"));
+            }
+        }
+        // SAFETY: both were just checked against what the CPU reports.
+        unsafe { self.use_kernels_unchecked(gemm, simd) };
+        Ok(())
+    }
+
+    /// [`MiniLm::use_kernels`] without the check.
+    ///
+    /// # Safety
+    /// The CPU must run `gemm.needs` and `simd.needs()` ([`crate::cpu::supports`]): their code
+    /// is compiled for those instructions.
+    pub unsafe fn use_kernels_unchecked(&mut self, gemm: Gemm, simd: Simd) {
         self.gemm = gemm;
         self.simd = simd;
     }
@@ -197,7 +214,8 @@ impl MiniLm {
     fn forward(&self, texts: &[&[u32]], team: Option<&Team>) -> Vec<Vec<f32>> {
         match self.simd {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `simd` is only set to a level the CPU reports (`Simd::available`).
+            // SAFETY: `simd` is only set to a level the CPU runs (`use_kernels` checks it, and
+            // `use_kernels_unchecked` asks its caller to).
             Simd::Avx512 => unsafe { forward_avx512(self, texts, team) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
@@ -224,20 +242,29 @@ pub enum Simd {
 }
 
 impl Simd {
+    /// The instructions its code is compiled for ([`crate::cpu`]).
+    pub fn needs(self) -> crate::cpu::Level {
+        match self {
+            Simd::Avx512 => crate::cpu::Level::Avx512,
+            Simd::Avx2 => crate::cpu::Level::Avx2,
+            Simd::Plain => crate::cpu::Level::Portable,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Simd::Avx512 => "avx512",
+            Simd::Avx2 => "avx2",
+            Simd::Plain => "plain",
+        }
+    }
+
     /// Every level this CPU runs, widest first.
     pub fn available() -> Vec<Simd> {
-        let mut out = Vec::new();
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") {
-                out.push(Simd::Avx512);
-            }
-            if is_x86_feature_detected!("avx2") {
-                out.push(Simd::Avx2);
-            }
-        }
-        out.push(Simd::Plain);
-        out
+        [Simd::Avx512, Simd::Avx2, Simd::Plain]
+            .into_iter()
+            .filter(|s| crate::cpu::supports(s.needs()))
+            .collect()
     }
 }
 

@@ -107,11 +107,12 @@ impl Embedder {
     }
 
     /// Run Umwelt's model on these kernels from now on (the tests try each one the CPU has;
-    /// nothing changes for ONNX Runtime).
-    pub fn use_kernels(&mut self, gemm: gemm::Gemm, simd: minilm::Simd) {
+    /// nothing changes for ONNX Runtime). Refused where this CPU cannot run them.
+    pub fn use_kernels(&mut self, gemm: gemm::Gemm, simd: minilm::Simd) -> Result<()> {
         if let Model::Umwelt(m) = &mut self.model {
-            m.use_kernels(gemm, simd);
+            m.use_kernels(gemm, simd).map_err(Error::InvalidInput)?;
         }
+        Ok(())
     }
 
     /// What computes the vectors: `umwelt (amx-int8, avx512)` (the kernel its products run on

@@ -227,7 +227,7 @@ fn every_kernel_this_cpu_runs_gives_the_same_vectors() {
     for g in gemm::available() {
         let mut first: Option<Vec<Vec<f32>>> = None;
         for simd in Simd::available() {
-            ours.use_kernels(g, simd);
+            ours.use_kernels(g, simd).unwrap();
             let got = ours.embed(&refs).unwrap();
             let worst = got
                 .iter()
@@ -242,4 +242,12 @@ fn every_kernel_this_cpu_runs_gives_the_same_vectors() {
             }
         }
     }
+    // A level this CPU does not run is refused by the safe call, and nothing changes.
+    let before = ours.engine();
+    for simd in [Simd::Avx512, Simd::Avx2, Simd::Plain] {
+        let runs = umwelt::cpu::supports(simd.needs());
+        assert_eq!(ours.use_kernels(*gemm::fastest(), simd).is_ok(), runs, "{simd:?}");
+    }
+    let _ = ours.use_kernels(*gemm::fastest(), Simd::available()[0]);
+    assert_eq!(ours.engine(), before);
 }
