@@ -27,6 +27,7 @@ pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
             memories::session_log,
             memories::forget_session,
             memories::forget_everything,
+            memories::undo_forget,
             holders::demo_town_ready,
             holders::load_demo_town,
             holders::list_holders,

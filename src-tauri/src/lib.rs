@@ -3,10 +3,11 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `dictation.rs`, `voice.rs`, `settings.rs`, `dashboard.rs` |
-//! | `managers/` | one owner per resource: the microphone, the speaker, the speech models, the benchmark run |
-//! | `shortcut.rs` | the global dictation shortcut (toggle or push-to-talk) |
-//! | `single_instance.rs` | one app per data folder: a second launch brings the first's window forward |
+//! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `dictation.rs`, `voice.rs`, `settings.rs`, `dashboard.rs`, `exchange.rs` (import, export, file transcription), `holders.rs` (who holds what, the demo town) |
+//! | `managers/` | one owner per resource: the microphone, the speaker, the speech models, the benchmark run, the jobs slot, forgetting with Undo, the demo town (`town.rs`) |
+//! | `warm_up.rs` | the work after start-up (vectors, re-embedding, crash recovery, whisper for the shortcut, the voice), on the `umwelt-warm-up` thread |
+//! | `shortcut.rs` | the global dictation shortcut (toggle or push-to-talk): registering it; the plugin's handler is built in `lib.rs`, above the state |
+//! | `single_instance.rs` | one app per data folder: a second launch brings the first's window forward (`umwelt-instance` thread) |
 //! | `state.rs` | what the app holds while it runs |
 //! | `error.rs` | the error type that crosses into the web view |
 //! | `events.rs` | the events the shell emits to the web view, and how managers send them |
@@ -14,6 +15,9 @@
 //! | `rendering.rs` | how the web view draws: no compositing without a GPU render node |
 //! | `ipc.rs` | the IPC surface in one list: every command and event |
 //! | `bindings.rs` | `ui/src/bindings.ts` made from `ipc.rs`, and the test that keeps it current |
+//!
+//! Imports go one way: `lib.rs` → `warm_up.rs`, `commands/` → `state.rs` → `managers/`,
+//! `shortcut.rs`, `events.rs`; nothing below `state.rs` imports `AppState`.
 
 pub mod bindings;
 pub mod commands;
@@ -26,6 +30,7 @@ pub mod rendering;
 pub mod shortcut;
 pub mod single_instance;
 pub mod state;
+pub mod warm_up;
 
 use tauri::Manager;
 use umwelt::bench::TimingKind;
@@ -36,18 +41,63 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
     builder.invoke_handler(ipc::surface::<R>().invoke_handler())
 }
 
+/// The global-shortcut plugin, with the handler every registered shortcut calls: it starts
+/// or stops a dictation through the app's state (built here, above the state, so that nothing
+/// below `state.rs` imports it).
+fn shortcut_plugin<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
+    tauri_plugin_global_shortcut::Builder::new()
+        .with_handler(|app, _shortcut, event| {
+            let state = app.state::<state::AppState>();
+            let mode = state
+                .settings
+                .lock()
+                .map(|s| s.shortcut_mode)
+                .unwrap_or_default();
+            let microphone = &state.microphone;
+            match (mode, event.state()) {
+                (umwelt::settings::ShortcutMode::Toggle, tauri_plugin_global_shortcut::ShortcutState::Pressed) => microphone.toggle(),
+                (umwelt::settings::ShortcutMode::PushToTalk, tauri_plugin_global_shortcut::ShortcutState::Pressed)
+                    if !microphone.is_dictating() =>
+                {
+                    microphone.toggle()
+                }
+                (umwelt::settings::ShortcutMode::PushToTalk, tauri_plugin_global_shortcut::ShortcutState::Released)
+                    if microphone.is_dictating() =>
+                {
+                    microphone.stop_in_background()
+                }
+                _ => {}
+            }
+        })
+        .build()
+}
+
 /// Run the desktop app.
 pub fn run() {
     // The dashboard's memory scenarios start the app again to measure a fresh process: it
     // measures and exits before any window.
     umwelt::bench::memory_probe::run_if_asked();
+    // What the app creates (the memory file, recordings, drafts, logs, exports) is the user's
+    // alone: 0600, folders 0700.
+    umwelt::paths::private_umask();
     rendering::choose();
     let data_dir = umwelt::paths::data_dir();
     let instance = match single_instance::claim(&data_dir) {
         Ok(single_instance::Instance::First(first)) => Some(first),
-        Ok(single_instance::Instance::AlreadyRunning) => {
+        Ok(single_instance::Instance::AlreadyRunning { unreachable: None }) => {
             println!("Umwelt is already running; its window was brought to the front.");
             return;
+        }
+        Ok(single_instance::Instance::AlreadyRunning {
+            unreachable: Some(e),
+        }) => {
+            // The lock says another Umwelt has this folder: two would fight over it.
+            eprintln!(
+                "Umwelt is already running on {}, but its window could not be brought to the \
+                 front ({e}); switch to it, or end it before starting again.",
+                data_dir.display()
+            );
+            std::process::exit(1);
         }
         Err(e) => {
             // Not fatal: without the lock the store's own locking still keeps the file whole.
@@ -86,9 +136,9 @@ pub fn run() {
                 tracing::warn!("the start-up time was not recorded: {e}");
             }
             state.events.bind(app.handle().clone());
-            managers::models::warm_up(&state);
+            warm_up::warm_up(&state);
             state.speech_models.unload_when_idle(state.settings.clone());
-            app.handle().plugin(shortcut::plugin())?;
+            app.handle().plugin(shortcut_plugin())?;
             // The file and folder pickers (transcribe, import, export).
             app.handle().plugin(tauri_plugin_dialog::init())?;
             state.shortcut.bind(app.handle());

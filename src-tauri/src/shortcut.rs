@@ -3,40 +3,8 @@
 
 use std::sync::OnceLock;
 
-use tauri::{AppHandle, Manager, Runtime};
-use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
-use umwelt::settings::ShortcutMode;
-
-use crate::state::AppState;
-
-/// The plugin, with the handler every registered shortcut calls.
-pub fn plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
-    tauri_plugin_global_shortcut::Builder::new()
-        .with_handler(|app, _shortcut, event| {
-            let state = app.state::<AppState>();
-            let mode = state
-                .settings
-                .lock()
-                .map(|s| s.shortcut_mode)
-                .unwrap_or_default();
-            let microphone = &state.microphone;
-            match (mode, event.state()) {
-                (ShortcutMode::Toggle, ShortcutState::Pressed) => microphone.toggle(),
-                (ShortcutMode::PushToTalk, ShortcutState::Pressed)
-                    if !microphone.is_dictating() =>
-                {
-                    microphone.toggle()
-                }
-                (ShortcutMode::PushToTalk, ShortcutState::Released)
-                    if microphone.is_dictating() =>
-                {
-                    microphone.stop_in_background()
-                }
-                _ => {}
-            }
-        })
-        .build()
-}
+use tauri::{AppHandle, Runtime};
+use tauri_plugin_global_shortcut::GlobalShortcutExt;
 
 type Register = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 

@@ -209,7 +209,7 @@ fn fingerprint(state: &AppState, cmd: &str) -> String {
     };
     match cmd {
         "remember" | "delete_memory" | "undo_delete" | "edit_memory" | "restore_version"
-        | "forget_session" | "save_draft" | "discard_draft" | "retry_draft" => memories(),
+        | "forget_session" | "undo_forget" | "save_draft" | "discard_draft" | "retry_draft" => memories(),
         "import_run" | "delete_run" => format!("{} runs", state.runs.count().unwrap()),
         "save_settings" => serde_json::to_string(&*state.settings.lock().unwrap()).unwrap(),
         _ => String::new(),
@@ -223,7 +223,7 @@ fn fingerprint(state: &AppState, cmd: &str) -> String {
 /// (a file in the user's Downloads folder), `export_memories` (files wherever it is told),
 /// `import_notes` and `transcribe_file` (the user's files, with a progress channel),
 /// `load_demo_town` (builds a town file, with a progress channel) and
-/// `forget_everything` (no arguments to fuzz). Their arguments go through the same deserializer.
+/// `forget_everything` (its one argument is `forget_session`'s, fuzzed there). Their arguments go through the same deserializer.
 fn fuzzed_commands() -> Vec<(&'static str, Value)> {
     vec![
         (
@@ -245,7 +245,8 @@ fn fuzzed_commands() -> Vec<(&'static str, Value)> {
         ("undo_delete", json!({ "id": 1 })),
         ("list_sessions", json!({})),
         ("session_log", json!({ "session": "voice", "limit": 10 })),
-        ("forget_session", json!({ "session": "voice" })),
+        ("forget_session", json!({ "session": "voice", "confirmed": 0 })),
+        ("undo_forget", json!({ "ticket": 1 })),
         ("default_export_path", json!({ "format": "markdown" })),
         ("audio_extensions", json!({})),
         ("cancel_job", json!({})),

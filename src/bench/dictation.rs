@@ -142,6 +142,11 @@ pub fn score(t: &Transcriber, clips: &[Clip], how: &Decoding) -> Result<Scored> 
     })
 }
 
+/// A reply of four sentences read aloud, long enough for streaming to matter (the voice
+/// scenarios and the memory probe's speaking).
+pub const SPEAK_REPLY: &str = "Here is what you told me. The dentist moved your appointment to Thursday at nine, after lunch. \
+                           Bring the insurance card and the new address. Anna will pick you up at the corner afterwards.";
+
 /// A sentence of about five seconds (the end-of-speech scenario).
 pub const FIVE_SECONDS: &str =
     "The dentist moved my appointment to Thursday at nine in the morning, right after lunch.";

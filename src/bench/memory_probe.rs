@@ -156,7 +156,7 @@ fn probe(what: Probe, db: Option<&Path>) -> Result<f64> {
             reset_peak()?;
             speaker
                 .speak(
-                    super::scenarios::SPEAK_REPLY,
+                    dictation::SPEAK_REPLY,
                     &SpeakOptions::default(),
                     Output::Paced,
                 )?

@@ -103,6 +103,23 @@ pub fn read_ct2(bytes: &[u8]) -> Result<HashMap<String, Ct2Var>> {
         let dtype = r.u8()?;
         let nbytes = r.u32()? as usize;
         let data = r.take(nbytes)?.to_vec();
+        // A float tensor's size follows from its shape; one that does not match (or overflows)
+        // would be indexed out of bounds while converting.
+        let width = match dtype {
+            CT2_F32 => Some(4),
+            CT2_F16 => Some(2),
+            _ => None,
+        };
+        if let Some(width) = width {
+            let want = dims
+                .iter()
+                .try_fold(width, |n: usize, &d| n.checked_mul(d));
+            if rank > 4 || want != Some(nbytes) {
+                return Err(bad(format!(
+                    "variable '{name}' has the shape {dims:?} but holds {nbytes} bytes"
+                )));
+            }
+        }
         vars.insert(name, Ct2Var { dims, dtype, data });
     }
     let aliases = r.u32()?;
@@ -305,7 +322,7 @@ fn fused(
 ) -> Result<()> {
     let w = var(vars, &format!("{ct2}/weight"))?;
     let b = var(vars, &format!("{ct2}/bias"))?;
-    if w.dims[0] != parts.len() * d || b.dims[0] != parts.len() * d {
+    if w.dims.len() != 2 || w.dims.first() != Some(&(parts.len() * d)) || b.dims.first() != Some(&(parts.len() * d)) {
         return Err(bad(format!(
             "'{ct2}' is not {} fused projections of {d}",
             parts.len()
@@ -548,7 +565,7 @@ pub fn write_ggml(
     let quantise = tensors
         .iter()
         .filter(|t| t.quantisable())
-        .all(|t| t.dims[t.dims.len() - 1].is_multiple_of(Q8_0_BLOCK));
+        .all(|t| t.dims.last().is_some_and(|d| d.is_multiple_of(Q8_0_BLOCK)));
     if quantise {
         for t in tensors.iter_mut().filter(|t| t.quantisable()) {
             let values: Vec<f32> = t
@@ -755,6 +772,34 @@ pub(crate) mod tests {
             p += n as usize;
         }
         (h, t)
+    }
+
+    #[test]
+    fn a_model_whose_shapes_lie_is_an_error_never_a_panic() {
+        let lying = ct2_bytes(
+            &[("decoder/embeddings/weight", vec![1_000_000, 1_000_000], vec![0.0])],
+            &[],
+        );
+        let e = read_ct2(&lying).unwrap_err().to_string();
+        assert!(e.contains("shape"), "{e}");
+        // Every byte of a small model changed in turn, and cut at every length: each read and
+        // conversion ends in Ok or an error.
+        let good = tiny_model();
+        let mel: Vec<f32> = (0..3 * 4).map(|x| x as f32 / 10.0).collect();
+        let vocab = vec![b"a".to_vec()];
+        let try_one = |bytes: &[u8]| {
+            if let Ok(vars) = read_ct2(bytes) {
+                let _ = write_ggml(&mut Vec::new(), &vars, (&[3, 4], &mel), &vocab);
+            }
+        };
+        for i in (0..good.len()).step_by(7) {
+            for x in [0u8, 1, 0x7f, 0xff] {
+                let mut b = good.clone();
+                b[i] = x;
+                try_one(&b);
+            }
+            try_one(&good[..i]);
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use super::write::check_text;
+use super::memory::check_text;
 use super::{f32_bytes, write_tx, Memory, MemoryId, Store};
 use crate::clock::now_ms;
 use crate::embed::EMBED_MODEL_ID;

@@ -10,6 +10,24 @@ use crate::error::{Error, Result};
 
 /// Longest text a memory may hold, in bytes.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+/// The text trimmed, if it is neither empty nor longer than [`MAX_TEXT_BYTES`].
+pub(crate) fn check_text(text: &str) -> Result<&str> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(Error::InvalidInput(
+            "there is nothing to remember: the text is empty".into(),
+        ));
+    }
+    if t.len() > MAX_TEXT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "the text is {} KiB; a memory holds at most {} KiB — split it into several notes",
+            t.len() / 1024,
+            MAX_TEXT_BYTES / 1024
+        )));
+    }
+    Ok(t)
+}
+
 /// The scope a memory goes to when none is named: the user's own notebook.
 pub const DEFAULT_SCOPE: &str = "me";
 

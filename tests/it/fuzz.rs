@@ -145,6 +145,66 @@ fn the_wav_reader_reads_any_file_or_says_why_not() {
     });
 }
 
+/// The opener of every audio file the user transcribes (symphonia's probe and decoders, then
+/// Umwelt's rate checks and resampling), on WAV, FLAC and Ogg headers with hostile sample
+/// rates, channel counts and lengths: samples or a clear error, never a panic or an abort.
+#[test]
+fn the_audio_opener_reads_any_file_or_says_why_not() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.wav");
+    let pcm: Vec<f32> = (0..2_000).map(|i| (i as f32 * 0.05).sin() * 0.5).collect();
+    umwelt::audio::write_wav_16k_mono(&good, &pcm).unwrap();
+    let base = std::fs::read(&good).unwrap();
+    let path = dir.path().join("case.wav");
+    fuzz("audio opener", cases(20_000), 8, |i, h| {
+        let mut bytes = if h.chance(5) {
+            h.bytes(i)
+        } else {
+            h.mutate_bytes(&base)
+        };
+        // The sample rate (bytes 24..28) and channels (22..24) of the WAV header, often hostile.
+        if bytes.len() >= 28 && h.chance(2) {
+            let rate = [0u32, 1, 3_999, 384_001, u32::MAX, 4_294_967_291][h.below(6)];
+            bytes[24..28].copy_from_slice(&rate.to_le_bytes());
+        }
+        if bytes.len() >= 24 && h.chance(4) {
+            bytes[22..24].copy_from_slice(&(h.below(70_000) as u16).to_le_bytes());
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        if let Ok(mut file) = umwelt::speech::file::AudioFile::open(&path) {
+            // A few blocks: a hostile length must not make one block huge.
+            for _ in 0..4 {
+                match file.next_block() {
+                    Ok(Some(block)) => assert!(block.iter().all(|s| s.is_finite())),
+                    _ => break,
+                }
+            }
+        }
+    });
+}
+
+/// A note's front matter (what an import reads from any Markdown file): a note or nothing,
+/// never a panic, and the text is never longer than what was given.
+#[test]
+fn the_markdown_front_matter_parser_takes_any_text() {
+    let _process = common::shared();
+    let base = "---\ncreated: 2026-12-01T15:41:45.120Z\nscope: \"me\"\nsession: \"a \\\"b\\\"\"\nsource: dictated\naudio: \"/x/recordings/1.wav\"\numwelt_id: 12\n---\nbuy oat milk\n";
+    fuzz("markdown front matter", cases(200_000), 9, |i, h| {
+        let text = match h.below(4) {
+            0 => h.string(i),
+            1 => String::from_utf8_lossy(&h.mutate_bytes(base.as_bytes())).into_owned(),
+            2 => format!("---\ncreated: {}\n---\n{}", h.string(i), h.string(i + 1)),
+            _ => format!("\u{feff}---\r\n{}: {}\r\n---", h.string(i), h.string(i + 1)),
+        };
+        let note = umwelt::exchange::markdown::parse(&text);
+        assert!(note.text.len() <= text.len());
+        if let Some(t) = note.created_at {
+            assert!(umwelt::exchange::markdown::iso8601(t).len() >= 20);
+        }
+    });
+}
+
 #[test]
 fn the_phonemizer_takes_any_text() {
     let _process = common::shared();

@@ -40,10 +40,18 @@ export const commands = {
 	listSessions: () => __TAURI_INVOKE<SessionSummary[]>("list_sessions"),
 	/**  The latest `limit` messages and turns of a session. */
 	sessionLog: (session: string, limit: number) => __TAURI_INVOKE<SessionLog>("session_log", { session, limit }),
-	/**  Forget a session: its memories, history and turn log. Returns how many memories went. */
-	forgetSession: (session: string) => __TAURI_INVOKE<number>("forget_session", { session }),
-	/**  Forget everything: every memory, session, history and turn log of the notebook. */
-	forgetEverything: () => __TAURI_INVOKE<number>("forget_everything"),
+	/**
+	 *  Forget a session: its memories, history and turn log, after the Undo time. `confirmed` is
+	 *  the number of memories the user agreed would go; another number is refused.
+	 */
+	forgetSession: (session: string, confirmed: number) => __TAURI_INVOKE<Forgetting>("forget_session", { session, confirmed }),
+	/**
+	 *  Forget everything: every memory, session, history and turn log of the notebook, after the
+	 *  Undo time. `confirmed` as for `forget_session`.
+	 */
+	forgetEverything: (confirmed: number) => __TAURI_INVOKE<Forgetting>("forget_everything", { confirmed }),
+	/**  Bring back a session (or everything) forgotten moments ago; returns how many came back. */
+	undoForget: (ticket: number) => __TAURI_INVOKE<number>("undo_forget", { ticket }),
 	/**  Whether the demo town has been built. */
 	demoTownReady: () => __TAURI_INVOKE<boolean>("demo_town_ready"),
 	/**
@@ -74,8 +82,12 @@ export const commands = {
 	 *  if anything fails or the user cancels, none.
 	 */
 	importNotes: (paths: string[], onProgress: Channel<ImportProgress>) => __TAURI_INVOKE<ImportReport>("import_notes", { paths, onProgress }),
-	/**  Export every memory to `destination` (a folder for Markdown, a file for JSON). */
-	exportMemories: (format: ExportAs, destination: string) => __TAURI_INVOKE<Exported>("export_memories", { format, destination }),
+	/**
+	 *  Export every memory to `destination` (a folder for Markdown, a file for JSON). A file
+	 *  already there is an error of kind `exists` unless `overwrite` says the user confirmed that
+	 *  it may be replaced. Exports are plain text by the user's choice: a file to take elsewhere.
+	 */
+	exportMemories: (format: ExportAs, destination: string, overwrite: boolean) => __TAURI_INVOKE<Exported>("export_memories", { format, destination, overwrite }),
 	/**
 	 *  Where an export goes unless the user says otherwise: a dated name in Downloads (or the
 	 *  home folder).
@@ -327,6 +339,8 @@ export type ErrorKind =
 "input" | 
 /**  What was asked for does not exist (any more). */
 "not_found" | 
+/**  A file of the user's is in the way; asking again with their confirmation replaces it. */
+"exists" | 
 /**  A model file is missing, damaged or would not load. */
 "model" | 
 /**  The microphone or the speaker failed. */
@@ -376,6 +390,13 @@ export type Filter = {
 	from: number | null,
 	/**  Only those made before this time (Unix ms). */
 	to: number | null,
+};
+
+/**  A forgetting of many memories, waiting out its Undo time. */
+export type Forgetting = {
+	/**  What `undo_forget` takes. */
+	ticket: number,
+	memories: number,
 };
 
 /**  What has been heard of a dictation so far. */
@@ -452,7 +473,13 @@ export type ImportProgress = {
 export type ImportReport = {
 	/**  New memories, in the order read. */
 	imported: number[],
+	/**  Files, folders and memories that were not imported, each with the reason. */
 	skipped: Skipped[],
+	/**
+	 *  Recordings that imported notes named but that were not linked to them (outside Umwelt's
+	 *  recordings folder, or already another memory's): the note came in without its recording.
+	 */
+	unlinked: Skipped[],
 };
 
 /**  An input device the user can pick. */
@@ -662,7 +689,7 @@ export type ShortcutMode =
 /**  Record while the shortcut is held. */
 "push_to_talk";
 
-/**  A file that was not imported, and why. */
+/**  A file (or a memory in one) that was not imported, and why. */
 export type Skipped = {
 	path: string,
 	why: string,

@@ -16,6 +16,7 @@ use umwelt::{Hit, Memory, MemoryId};
 
 use super::blocking;
 use crate::error::CmdResult;
+use crate::managers::forgetting::Forget;
 use crate::state::AppState;
 
 /// The search box: the `k` memories that best answer `query` by its words and its meaning
@@ -213,18 +214,53 @@ pub async fn session_log(
     .await
 }
 
-/// Forget a session: its memories, history and turn log. Returns how many memories went.
-#[tauri::command]
-#[specta::specta]
-pub async fn forget_session(state: State<'_, AppState>, session: String) -> CmdResult<u32> {
-    let (store, scope) = (state.store.clone(), state.scope.clone());
-    blocking(move || Ok(store.forget_session(&scope, &session)? as u32)).await
+/// A forgetting of many memories, waiting out its Undo time.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct Forgetting {
+    /// What `undo_forget` takes.
+    pub ticket: u32,
+    pub memories: u32,
 }
 
-/// Forget everything: every memory, session, history and turn log of the notebook.
+/// Forget a session: its memories, history and turn log, after the Undo time. `confirmed` is
+/// the number of memories the user agreed would go; another number is refused.
 #[tauri::command]
 #[specta::specta]
-pub async fn forget_everything(state: State<'_, AppState>) -> CmdResult<u32> {
-    let (store, scope) = (state.store.clone(), state.scope.clone());
-    blocking(move || Ok(store.forget(&scope)? as u32)).await
+pub async fn forget_session(
+    state: State<'_, AppState>,
+    session: String,
+    confirmed: u32,
+) -> CmdResult<Forgetting> {
+    forget(&state, Forget::Session(session), confirmed).await
+}
+
+/// Forget everything: every memory, session, history and turn log of the notebook, after the
+/// Undo time. `confirmed` as for `forget_session`.
+#[tauri::command]
+#[specta::specta]
+pub async fn forget_everything(
+    state: State<'_, AppState>,
+    confirmed: u32,
+) -> CmdResult<Forgetting> {
+    forget(&state, Forget::Everything, confirmed).await
+}
+
+async fn forget(state: &AppState, what: Forget, confirmed: u32) -> CmdResult<Forgetting> {
+    let (forgetting, scope) = (state.forgetting.clone(), state.scope.clone());
+    blocking(move || {
+        let ticket = forgetting.forget_later(&scope, what, confirmed)?;
+        Ok(Forgetting {
+            ticket: ticket as u32,
+            memories: confirmed,
+        })
+    })
+    .await
+}
+
+/// Bring back a session (or everything) forgotten moments ago; returns how many came back.
+#[tauri::command]
+#[specta::specta]
+pub async fn undo_forget(state: State<'_, AppState>, ticket: u32) -> CmdResult<u32> {
+    let forgetting = state.forgetting.clone();
+    blocking(move || forgetting.undo_forget(ticket as u64)).await
 }

@@ -3,6 +3,13 @@
 //! (its text, vector, versions and recording were never removed). When the window closes or the
 //! app exits, every deletion still waiting is carried out ([`Forgetting::flush`]), so a delete
 //! is never silently dropped.
+//!
+//! Forgetting a whole session, or everything, waits the same way ([`Forgetting::forget_later`]):
+//! the user confirms a count the window showed, the backend checks that count against the
+//! memories there are (a stale or forged request is refused), the memories leave the window at
+//! once, and Undo brings them all back until the time has passed. When it has, exactly the
+//! confirmed memories go: if others were added to the session meanwhile, those stay, with the
+//! session's history.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,7 +28,24 @@ pub struct Forgetting {
     /// Each waiting memory, with the ticket of its deletion (a delete, undo and delete again
     /// gets a new ticket, so the first timer does nothing).
     waiting: Mutex<HashMap<MemoryId, u64>>,
+    /// The whole sessions (or everything) waiting, by ticket.
+    groups: Mutex<HashMap<u64, Group>>,
     tickets: AtomicU64,
+}
+
+/// What forgetting many memories at once takes: a holder's session, or all it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forget {
+    Session(String),
+    Everything,
+}
+
+#[derive(Debug, Clone)]
+struct Group {
+    scope: String,
+    what: Forget,
+    /// The memories the user confirmed.
+    ids: Vec<MemoryId>,
 }
 
 impl Forgetting {
@@ -34,6 +58,7 @@ impl Forgetting {
             store,
             delay,
             waiting: Mutex::new(HashMap::new()),
+            groups: Mutex::new(HashMap::new()),
             tickets: AtomicU64::new(1),
         })
     }
@@ -42,23 +67,119 @@ impl Forgetting {
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn groups(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Group>> {
+        self.groups.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Delete `id` once the Undo time has passed (an unknown id is an error now).
     pub fn delete_later(self: &Arc<Self>, id: MemoryId) -> umwelt::Result<()> {
         self.store.get(id)?;
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
         self.waiting().insert(id, ticket);
+        self.after_delay(move |me| me.carry_out(id, Some(ticket)))
+    }
+
+    fn after_delay(self: &Arc<Self>, f: impl FnOnce(&Forgetting) + Send + 'static) -> umwelt::Result<()> {
         let me = self.clone();
         std::thread::Builder::new()
             .name("umwelt-forget".into())
             .spawn(move || {
                 std::thread::sleep(me.delay);
-                me.carry_out(id, Some(ticket));
+                f(&me);
             })
+            .map(drop)
             .map_err(|e| umwelt::Error::Io {
                 context: "starting the deletion timer".into(),
                 source: e,
-            })?;
-        Ok(())
+            })
+    }
+
+    /// Forget a session of `scope`, or everything it holds, once the Undo time has passed.
+    /// `confirmed` is how many memories the user was told would go: if there are not that many
+    /// now, nothing happens and the error says to look again. Returns the ticket that
+    /// [`Forgetting::undo_forget`] takes.
+    pub fn forget_later(
+        self: &Arc<Self>,
+        scope: &str,
+        what: Forget,
+        confirmed: u32,
+    ) -> umwelt::Result<u64> {
+        let session = match &what {
+            Forget::Session(s) => Some(s.as_str()),
+            Forget::Everything => None,
+        };
+        // Counted as the window counts them: a memory already deleted but within its own Undo
+        // time is among them (and keeps its own timer).
+        let ids = self.store.ids_held(scope, session)?;
+        if ids.len() != confirmed as usize {
+            return Err(umwelt::Error::InvalidInput(format!(
+                "there are {} memories to forget now, not the {confirmed} you confirmed \
+                 (something changed meanwhile): nothing was forgotten; look again and confirm",
+                ids.len()
+            )));
+        }
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut waiting = self.waiting();
+            for &id in &ids {
+                waiting.entry(id).or_insert(ticket);
+            }
+        }
+        self.groups().insert(
+            ticket,
+            Group {
+                scope: scope.to_string(),
+                what,
+                ids,
+            },
+        );
+        self.after_delay(move |me| me.carry_out_group(ticket))?;
+        Ok(ticket)
+    }
+
+    /// Bring back a session (or everything) whose forgetting is still waiting; returns how many
+    /// memories came back.
+    pub fn undo_forget(&self, ticket: u64) -> umwelt::Result<u32> {
+        let Some(group) = self.groups().remove(&ticket) else {
+            return Err(umwelt::Error::NotFound(format!(
+                "a forgetting to undo (it was carried out more than {UNDO_SECONDS} s ago)"
+            )));
+        };
+        let mut waiting = self.waiting();
+        waiting.retain(|_, t| *t != ticket);
+        Ok(group.ids.len() as u32)
+    }
+
+    fn carry_out_group(&self, ticket: u64) {
+        let Some(group) = self.groups().remove(&ticket) else {
+            return;
+        };
+        let session = match &group.what {
+            Forget::Session(s) => Some(s.as_str()),
+            Forget::Everything => None,
+        };
+        let result = (|| {
+            let now = self.store.ids_held(&group.scope, session)?;
+            if now == group.ids {
+                match session {
+                    Some(s) => self.store.forget_session(&group.scope, s)?,
+                    None => self.store.forget(&group.scope)?,
+                };
+            } else {
+                // Memories came meanwhile: only the confirmed ones go.
+                for &id in &group.ids {
+                    match self.store.delete(id) {
+                        Ok(()) | Err(umwelt::Error::NotFound(_)) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            Ok::<_, umwelt::Error>(())
+        })();
+        self.waiting().retain(|_, t| *t != ticket);
+        if let Err(e) = result {
+            tracing::error!("forgetting {} memories failed: {e}", group.ids.len());
+        }
     }
 
     /// Bring back a memory whose deletion is still waiting.
@@ -78,6 +199,10 @@ impl Forgetting {
 
     /// Carry out every waiting deletion now (the window closes, the app exits).
     pub fn flush(&self) {
+        let groups: Vec<u64> = self.groups().keys().copied().collect();
+        for ticket in groups {
+            self.carry_out_group(ticket);
+        }
         let ids: Vec<MemoryId> = self.waiting().keys().copied().collect();
         for id in ids {
             self.carry_out(id, None);
@@ -138,6 +263,50 @@ mod tests {
         assert!(store.get(kept).is_ok(), "an undone delete must not happen");
         assert!(store.get(gone).is_err(), "a delete not undone must happen");
         assert!(f.undo(gone).is_err());
+    }
+
+    #[test]
+    fn a_session_goes_only_as_confirmed_after_the_undo_time_and_undo_brings_it_back() {
+        let (_dir, store) = store();
+        let in_trip = |text: &str| {
+            store
+                .remember_with_vector(
+                    &umwelt::store::NewMemory {
+                        scope: "me",
+                        session: "trip",
+                        text,
+                        ..Default::default()
+                    },
+                    &[1.0; umwelt::embed::EMBED_DIM],
+                )
+                .unwrap()
+        };
+        let (a, b) = (in_trip("a"), in_trip("b"));
+        let other = note(&store, "not in the trip");
+        let f = Forgetting::with_delay(store.clone(), Duration::from_millis(300));
+        let trip = Forget::Session("trip".into());
+        // A count the user did not see is refused, and nothing changes.
+        let e = f.forget_later("me", trip.clone(), 3).unwrap_err().to_string();
+        assert!(e.contains("not the 3 you confirmed"), "{e}");
+        assert!(!f.is_waiting(a));
+        // Confirmed: hidden at once, back with Undo.
+        let ticket = f.forget_later("me", trip.clone(), 2).unwrap();
+        assert!(f.is_waiting(a) && f.is_waiting(b) && !f.is_waiting(other));
+        assert_eq!(f.undo_forget(ticket).unwrap(), 2);
+        assert!(!f.is_waiting(a));
+        std::thread::sleep(Duration::from_millis(600));
+        assert!(store.get(a).is_ok() && store.get(b).is_ok(), "an undone forgetting must not happen");
+        // Not undone: gone after the delay; a memory added meanwhile stays.
+        f.forget_later("me", trip, 2).unwrap();
+        let late = in_trip("added while it waited");
+        std::thread::sleep(Duration::from_millis(700));
+        assert!(store.get(a).is_err() && store.get(b).is_err());
+        assert!(store.get(late).is_ok() && store.get(other).is_ok());
+        // Everything, carried out at exit without waiting.
+        let slow = Forgetting::with_delay(store.clone(), Duration::from_secs(600));
+        slow.forget_later("me", Forget::Everything, 2).unwrap();
+        slow.flush();
+        assert_eq!(store.count("me").unwrap(), 0);
     }
 
     #[test]

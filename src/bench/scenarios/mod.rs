@@ -46,7 +46,6 @@ pub const ENGINE: Suite = Suite {
     ],
 };
 
-pub(crate) use voice::SPEAK_REPLY;
 
 /// The suite `umwelt-cli bench` and the dashboard run.
 pub fn default_suite() -> &'static Suite {

@@ -1,5 +1,6 @@
 //! Reading aloud: the first sound, synthesis speed, planned pauses and underruns.
 
+use crate::bench::dictation::SPEAK_REPLY;
 use super::{prepared, timed, Ctx, Prepared, Scenario};
 use crate::error::{Error, Result};
 use crate::voice::{self, Output, SpeakOptions, Speaker};
@@ -42,9 +43,6 @@ pub(super) const SCENARIOS: &[Scenario] = &[
 /// A typical sentence read back (the voice scenarios).
 const SPEAK_SENTENCE: &str =
     "You said the dentist moved your appointment to Thursday at nine, after lunch.";
-/// A reply of four sentences, long enough for streaming to matter.
-pub(crate) const SPEAK_REPLY: &str = "Here is what you told me. The dentist moved your appointment to Thursday at nine, after lunch. \
-                           Bring the insurance card and the new address. Anna will pick you up at the corner afterwards.";
 
 /// The default voice, loaded and warmed up.
 fn speaker() -> Result<(Speaker, SpeakOptions)> {

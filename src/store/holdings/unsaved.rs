@@ -96,7 +96,7 @@ impl Store {
         };
         let text = text.trim();
         if !text.is_empty() {
-            crate::store::write::check_text(text)?;
+            crate::store::memory::check_text(text)?;
         }
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;

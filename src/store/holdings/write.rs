@@ -12,7 +12,7 @@ use super::{
 };
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
-use crate::store::write::check_text;
+use crate::store::memory::check_text;
 use crate::store::{write_tx, Store};
 
 /// Every holder id in `ids` exists, or the first unknown one is named.
