@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use umwelt::bench::Runs;
 use umwelt::damaged::open_or_set_aside;
 use umwelt::settings::{Settings, SettingsFile};
-use umwelt::speech::Dictation;
+use umwelt::speech::DictationDrafts;
 use umwelt::voice::Speaker;
 use umwelt::Store;
 
@@ -27,7 +27,7 @@ pub struct AppState {
     /// The holder whose notebook the window shows.
     pub scope: String,
     /// Recordings and the drafts they become.
-    pub dictation: Arc<Dictation>,
+    pub dictation: Arc<DictationDrafts>,
     pub speech_models: SpeechModels,
     /// The microphone's one owner.
     pub microphone: Arc<Microphone>,
@@ -84,7 +84,7 @@ impl AppState {
         let settings = Arc::new(Mutex::new(settings));
         // An unsaved dictation is also a draft of the user's holder in the memory file.
         let dictation = Arc::new(
-            Dictation::new(data_dir.join("recordings"))
+            DictationDrafts::new(data_dir.join("recordings"))
                 .keeping_drafts_in(store.clone(), umwelt::store::DEFAULT_SCOPE),
         );
         let (runs, kept) = open_or_set_aside(&data_dir.join("perf.sqlite"), Runs::open)?;

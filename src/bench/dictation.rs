@@ -288,7 +288,7 @@ pub fn hour_of_dictation(ears: &Ears, dir: &std::path::Path) -> Result<f64> {
     }
     let spool = writer.path().to_path_buf();
     drop(writer);
-    let wav = crate::speech::Dictation::new(dir).spool_to_wav(&spool)?;
+    let wav = crate::speech::DictationDrafts::new(dir).spool_to_wav(&spool)?;
     peak = peak.max(rss_mib());
     for f in [wav, spool] {
         if let Err(e) = std::fs::remove_file(&f) {

@@ -138,14 +138,18 @@ impl AudioFile {
                  convert the file to one of them and try again"
             ))
         };
-        let format = symphonia::default::get_probe()
-            .probe(
+        // A decoder's own bug on a hostile header (an overflow in a debug build) is a damaged
+        // file to the user, not a crash.
+        let format = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            symphonia::default::get_probe().probe(
                 &hint,
                 mss,
                 FormatOptions::default(),
                 MetadataOptions::default(),
             )
-            .map_err(|e| not_audio(e.to_string()))?;
+        }))
+        .map_err(|_| not_audio("its header is damaged".into()))?
+        .map_err(|e| not_audio(e.to_string()))?;
         let track = format
             .default_track(TrackType::Audio)
             .ok_or_else(|| not_audio("it holds no sound".into()))?;
@@ -198,6 +202,18 @@ impl AudioFile {
     /// The next block of 16 kHz mono samples; `None` at the end of the file (or where it
     /// breaks off: see [`AudioFile::broken`]).
     pub fn next_block(&mut self) -> Result<Option<Vec<f32>>> {
+        // As at opening: a decoder that panics on a damaged packet ends the file there.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.decode_block())) {
+            Ok(r) => r,
+            Err(_) => {
+                self.broken = Some("the file is damaged (its decoder gave up)".into());
+                self.done = true;
+                Ok(None)
+            }
+        }
+    }
+
+    fn decode_block(&mut self) -> Result<Option<Vec<f32>>> {
         while !self.done {
             let packet = match self.format.next_packet() {
                 Ok(Some(p)) => p,

@@ -1,7 +1,7 @@
 //! The recording spool: audio goes to disk while it is being recorded, in chunks of at most
 //! [`CHUNK`], each flushed to the disk (`fdatasync`) before the next one is taken. A crash, a
 //! kill or a power cut loses at most the last chunk; the next start finds the spool and turns it
-//! into a memory ([`crate::speech::Dictation::recover`]).
+//! into a memory ([`crate::speech::DictationDrafts::recover`]).
 //!
 //! Format: `recordings/<unix ms>.spool` = the 8 bytes `UMWSPOOL`, the sample rate (u32 LE), the
 //! channel count (u16 LE, always 1) and the sample format (u16 LE, 1 = i16), then mono i16 LE

@@ -291,7 +291,7 @@ test("import, search, edit and restore, undo a delete, forget a session, transcr
       await drop(browser, [json]);
       assert.match(await textOf(browser, "#import-report", 120_000), /Imported 3 notes/);
       const again = path.join(home, "again.json");
-      const done = await invoke(browser, "export_memories", { format: "json", destination: again });
+      const done = await invoke(browser, "export_memories", { format: "json", destination: again, overwrite: false });
       assert.equal(done.memories, 3, JSON.stringify(done));
       assert.deepEqual(exported(again), exported(json), "a JSON round trip gives back the same memories");
       await screenshot(browser, "browser-list.png");

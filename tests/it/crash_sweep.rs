@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use umwelt::speech::Dictation;
+use umwelt::speech::DictationDrafts;
 use umwelt::Store;
 
 use crate::common;
@@ -159,7 +159,7 @@ fn a_kill_at_any_step_leaves_exactly_one_draft_or_memory() {
             failures.push(format!("kill {k} ({point:?}): recover failed: {stderr}"));
             continue;
         }
-        let drafts = Dictation::new(&recordings).drafts();
+        let drafts = DictationDrafts::new(&recordings).drafts();
         let n_memories = memories(&db);
         let found = drafts.len() + n_memories;
         if found < expect {

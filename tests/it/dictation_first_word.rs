@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use umwelt::speech::{Dictation, Ears};
+use umwelt::speech::{DictationDrafts, Ears};
 
 use crate::common;
 
@@ -26,7 +26,7 @@ fn the_first_word_of_speech_starting_at_sample_zero_is_kept() {
     std::env::set_var("XDG_CONFIG_HOME", dir.path());
 
     let ears = Ears::load().unwrap();
-    let d = Dictation::new(dir.path().join("recordings"));
+    let d = DictationDrafts::new(dir.path().join("recordings"));
     let live = d.start(None, &ears, |_| {}).unwrap();
     assert!(live.wait_for(pcm.len() as f32 / 16_000.0, Duration::from_secs(30)));
     let draft = d.stop(live).unwrap();

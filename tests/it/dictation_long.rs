@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use umwelt::bench::dictation;
-use umwelt::speech::{wer, Dictation, Ears};
+use umwelt::speech::{wer, DictationDrafts, Ears};
 
 use crate::common;
 
@@ -30,7 +30,7 @@ fn a_three_minute_dictation_with_pauses_is_split_and_transcribed_completely() {
     std::env::set_var("XDG_CONFIG_HOME", dir.path());
 
     let ears = Ears::load().unwrap();
-    let d = Dictation::new(dir.path().join("recordings"));
+    let d = DictationDrafts::new(dir.path().join("recordings"));
     let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let h = heard.clone();
     let live = d

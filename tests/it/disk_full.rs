@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use umwelt::speech::{Dictation, Ears};
+use umwelt::speech::{DictationDrafts, Ears};
 
 use crate::common;
 
@@ -72,7 +72,7 @@ fn a_full_disk_while_dictating_is_said_within_a_second_and_what_was_recorded_bec
     });
 
     let recordings = dir.path().join("recordings");
-    let d = Dictation::new(&recordings);
+    let d = DictationDrafts::new(&recordings);
     set_file_size_limit(LIMIT);
     let live = d.start(None, &ears, |_| {}).unwrap();
     let t0 = Instant::now();

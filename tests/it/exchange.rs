@@ -97,6 +97,12 @@ fn a_json_export_round_trips_and_a_markdown_folder_reads_back() {
     let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("a.sqlite")).unwrap();
+    // A recording of the folder's stores (they share `recordings/` beside them).
+    let recording = dir
+        .path()
+        .join("recordings/1700000000123.wav")
+        .to_string_lossy()
+        .into_owned();
     let a = store.remember("me", "kitchen", "buy oat milk").unwrap();
     store
         .remember_new(&umwelt::store::NewMemory {
@@ -105,7 +111,7 @@ fn a_json_export_round_trips_and_a_markdown_folder_reads_back() {
             text: "the \"blue\" door:\nsecond line — ünïcode 🦀",
             created_at: Some(1_700_000_000_123),
             source: Some("dictated"),
-            audio_path: Some("/recordings/1700000000123.wav"),
+            audio_path: Some(&recording),
             ..Default::default()
         })
         .unwrap();
@@ -304,4 +310,156 @@ fn the_cli_edits_imports_and_exports() {
         .unwrap()
         .success());
     assert!(!cli(&db).arg("export").status().unwrap().success());
+}
+
+/// The review's first defect: a note's `audio:` named any file, and deleting the note deleted
+/// it. Now only Umwelt's own recordings are linked; the rest is reported, and a delete or a
+/// Forget everything leaves the user's files alone.
+#[test]
+fn an_imported_note_naming_a_file_of_the_users_never_deletes_it() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let taxes = home.join("taxes.pdf");
+    std::fs::write(&taxes, b"the user's own").unwrap();
+    let store = Store::open(dir.path().join("data").join("m.sqlite")).unwrap();
+    let ours = store.recordings_dir().join("1700000000000.wav");
+    std::fs::create_dir_all(store.recordings_dir()).unwrap();
+    umwelt::audio::write_wav_16k_mono(&ours, &[0.0; 1600]).unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    let note = |name: &str, audio: &str| {
+        std::fs::write(
+            notes.join(name),
+            format!("---\naudio: \"{audio}\"\n---\nnote {name}\n"),
+        )
+        .unwrap()
+    };
+    note("a.md", &taxes.to_string_lossy());
+    note("b.md", ".bashrc");
+    note("c.md", &store.recordings_dir().join("../../home/taxes.pdf").to_string_lossy());
+    note("d.md", &ours.to_string_lossy());
+    note("e.md", &ours.to_string_lossy());
+    let report = exchange::import_paths(&store, std::slice::from_ref(&notes), "me").unwrap();
+    assert_eq!(report.imported.len(), 5, "{report:?}");
+    assert_eq!(report.unlinked.len(), 4, "{report:?}");
+    let linked: Vec<_> = report
+        .imported
+        .iter()
+        .filter_map(|&id| store.get(id).unwrap().audio_path)
+        .collect();
+    assert_eq!(linked, vec![ours.to_string_lossy().into_owned()]);
+    // A second import of the same note: the recording is already a memory's; the note still
+    // comes in (before, it was dropped and reported as imported).
+    let again = exchange::import_paths(&store, &[notes.join("d.md")], "me").unwrap();
+    assert_eq!(again.imported.len(), 1, "{again:?}");
+    assert!(again.unlinked[0].why.contains("already memory"), "{again:?}");
+    assert_ne!(again.imported[0], report.imported[3]);
+    // A path stored before this check (by an older Umwelt) is not removed either.
+    rusqlite::Connection::open(store.path())
+        .unwrap()
+        .execute(
+            "UPDATE claim SET audio_path = ?1 WHERE id = ?2",
+            rusqlite::params![taxes.to_string_lossy(), report.imported[0]],
+        )
+        .unwrap();
+    store.delete(report.imported[0]).unwrap();
+    store.forget("me").unwrap();
+    assert_eq!(std::fs::read(&taxes).unwrap(), b"the user's own");
+    assert!(!ours.exists(), "Umwelt's own recording goes with its memory");
+    let e = store.recording_file(&taxes.to_string_lossy()).unwrap_err().to_string();
+    assert!(e.contains("not in Umwelt's recordings folder"), "{e}");
+}
+
+/// Links that loop, a dangling link, a FIFO and a device in a folder: each skipped with the
+/// reason, the rest imported, nothing hangs.
+#[test]
+fn a_folder_with_link_loops_a_fifo_and_a_dangling_link_imports_the_rest() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("m.sqlite")).unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(notes.join("sub")).unwrap();
+    std::fs::write(notes.join("one.md"), "the first note").unwrap();
+    std::fs::write(notes.join("sub").join("two.txt"), "the second note").unwrap();
+    std::os::unix::fs::symlink(".", notes.join("loop-a")).unwrap();
+    std::os::unix::fs::symlink("..", notes.join("sub").join("loop-b")).unwrap();
+    std::os::unix::fs::symlink("nowhere.md", notes.join("dangling.md")).unwrap();
+    let fifo = notes.join("pipe.md");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid path; mkfifo only makes a file.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let report = exchange::import_paths(
+        &store,
+        &[notes.clone(), "/dev/zero".into()],
+        "me",
+    )
+    .unwrap();
+    assert_eq!(report.imported.len(), 2, "{report:?}");
+    let why = |name: &str| {
+        report
+            .skipped
+            .iter()
+            .find(|s| s.path.ends_with(name))
+            .map(|s| s.why.clone())
+            .unwrap_or_else(|| panic!("{name} not reported: {report:?}"))
+    };
+    assert!(why("loop-a").contains("link"));
+    assert!(why("loop-b").contains("link"));
+    assert!(why("dangling.md").contains("link"));
+    assert!(why("pipe.md").contains("not a regular file"));
+    assert!(why("/dev/zero").contains("not a regular file"));
+    // Cancel is seen while walking, before anything is read.
+    let cancel = std::sync::atomic::AtomicBool::new(true);
+    let work = exchange::Work { progress: None, cancel: Some(&cancel) };
+    let e = exchange::import_paths_with(&store, &[notes], "me", &work).unwrap_err();
+    assert!(matches!(e, umwelt::Error::Cancelled), "{e}");
+}
+
+/// A JSON export with bad memories among good ones: the good ones come in, each bad one is
+/// reported with its reason, before anything is embedded.
+#[test]
+fn a_json_import_skips_bad_memories_and_keeps_the_rest() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("m.sqlite")).unwrap();
+    let good = |text: &str| serde_json::json!({"id": 1, "text": text, "scope": "me", "session": "",
+        "created_at": 1_700_000_000_000i64, "source": "typed", "audio_path": null});
+    let mut long_session = good("a long session");
+    long_session["session"] = serde_json::json!("s".repeat(10_000));
+    let json = serde_json::json!({"format": exchange::EXPORT_FORMAT, "exported_at": 1,
+        "memories": [good("kept one"), good("   "), long_session, {"text": []}, good("kept two")]});
+    let path = dir.path().join("export.json");
+    std::fs::write(&path, json.to_string()).unwrap();
+    let report = exchange::import_paths(&store, &[path], "me").unwrap();
+    assert_eq!(report.imported.len(), 2, "{report:?}");
+    assert_eq!(report.skipped.len(), 3, "{report:?}");
+    assert!(report.skipped.iter().all(|s| s.path.contains("(memory ")), "{report:?}");
+}
+
+/// The CLI's export refuses to replace a file unless told, and writes it private.
+#[test]
+fn the_cli_export_keeps_an_existing_file_unless_told_to_overwrite() {
+    use std::os::unix::fs::PermissionsExt;
+    let _process = common::shared();
+    let (dir, db) = common::temp_db();
+    Store::open(&db).unwrap().remember("me", "", "buy milk").unwrap();
+    let out = dir.path().join("umwelt.json");
+    std::fs::write(&out, b"the user's file").unwrap();
+    let run = |extra: &[&str]| {
+        cli(&db)
+            .args(["export", "--json"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = run(&[]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("already exists"));
+    assert_eq!(std::fs::read(&out).unwrap(), b"the user's file");
+    assert!(run(&["--overwrite"]).status.success());
+    assert!(std::fs::read_to_string(&out).unwrap().contains("buy milk"));
+    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o600);
 }

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use umwelt::speech::spool::{self, SpoolWriter};
-use umwelt::speech::{Dictation, Ears};
+use umwelt::speech::{DictationDrafts, Ears};
 use umwelt::Store;
 
 use crate::common;
@@ -126,7 +126,7 @@ fn a_spool_cut_mid_sample_is_still_transcribed() {
         .write_all(&[1])
         .unwrap();
     let store = Store::open(dir.path().join("m.sqlite")).unwrap();
-    let r = Dictation::new(&recordings).recover(&Ears::load, &store);
+    let r = DictationDrafts::new(&recordings).recover(&Ears::load, &store);
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert!(r.recovered[0].problem.is_none(), "{:?}", r.recovered[0]);
     assert_eq!(r.recovered.len(), 1);
@@ -152,7 +152,7 @@ fn recovery_loads_whisper_only_for_a_recording_and_keeps_it_when_loading_fails()
         calls.set(calls.get() + 1);
         Err(umwelt::Error::NotFound("the whisper model (a test)".into()))
     };
-    let r = Dictation::new(&recordings).recover(&failing, &store);
+    let r = DictationDrafts::new(&recordings).recover(&failing, &store);
     assert_eq!(calls.get(), 0, "nothing needed transcribing");
     assert!(r.problems.is_empty() && r.recovered.is_empty(), "{r:?}");
     assert!(!recordings.join("7.wav.part").exists());
@@ -163,7 +163,7 @@ fn recovery_loads_whisper_only_for_a_recording_and_keeps_it_when_loading_fails()
     }
     let spools = spool::unfinished(&recordings);
     assert_eq!(spools.len(), 2);
-    let r = Dictation::new(&recordings).recover(&failing, &store);
+    let r = DictationDrafts::new(&recordings).recover(&failing, &store);
     assert_eq!(calls.get(), 1, "tried once for both");
     assert!(r.recovered.is_empty(), "{r:?}");
     assert_eq!(r.problems.len(), 1, "{:?}", r.problems);

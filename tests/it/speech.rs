@@ -1,7 +1,7 @@
 //! Whisper with the real (converted) tiny.en model on speech made by espeak-ng.
 
 use umwelt::speech::spool::SpoolWriter;
-use umwelt::speech::{live, Decoding, Dictation, Ears, Transcriber, Workspace};
+use umwelt::speech::{live, Decoding, DictationDrafts, Ears, Transcriber, Workspace};
 use umwelt::{audio, Error, Store};
 
 use crate::common;
@@ -102,7 +102,7 @@ fn a_dictation_is_on_disk_before_it_is_transcribed_and_becomes_a_draft_then_a_me
         w.append(pcm).unwrap();
         w.path().to_path_buf()
     };
-    let d = Dictation::new(&recordings);
+    let d = DictationDrafts::new(&recordings);
     let draft = d.draft_from_spool(&spool_of(&pcm), &ears).unwrap();
     assert!(draft.problem.is_none(), "{draft:?}");
     assert!(
@@ -189,7 +189,7 @@ fn a_nul_in_the_vocabulary_is_an_error_for_whisper_the_listener_and_recovery_nev
     w.append(&vec![0.0; 16_000]).unwrap();
     drop(w);
     let store = umwelt::Store::open(dir.path().join("m.sqlite")).unwrap();
-    let r = Dictation::new(&recordings).recover(&|| Ok(nul.clone()), &store);
+    let r = DictationDrafts::new(&recordings).recover(&|| Ok(nul.clone()), &store);
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert_eq!(r.recovered.len(), 1);
     let problem = r.recovered[0].problem.clone().unwrap_or_default();

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use umwelt::speech::{self, file, Dictation, Ears, FileProgress, Transcriber};
+use umwelt::speech::{self, file, DictationDrafts, Ears, FileProgress, Transcriber};
 use umwelt::{Error, Store};
 
 use crate::common;
@@ -201,9 +201,10 @@ fn a_transcribed_file_becomes_a_draft_and_the_file_stays_the_users() {
     let dir = tempfile::tempdir().unwrap();
     let wav = spoken(dir.path());
     let (_db_dir, db) = common::temp_db();
-    let store = Store::open(&db).unwrap();
     let recordings = dir.path().join("recordings");
-    let dictation = Dictation::new(&recordings);
+    // The memory file elsewhere: told where its recordings are.
+    let store = Store::open(&db).unwrap().with_recordings_dir(&recordings);
+    let dictation = DictationDrafts::new(&recordings);
     let ears = Ears::load().unwrap();
     let no = || Arc::new(AtomicBool::new(false));
 

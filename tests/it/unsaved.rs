@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use umwelt::speech::spool::SpoolWriter;
-use umwelt::speech::{Dictation, Ears};
+use umwelt::speech::{DictationDrafts, Ears};
 use umwelt::store::holdings::{DraftState, Listing, View};
 use umwelt::store::NewMemory;
 use umwelt::{audio, Store};
@@ -122,7 +122,7 @@ fn a_dictation_is_a_draft_of_the_users_holder_from_recording_to_memory() {
         w.append(&pcm).unwrap();
         w.path().to_path_buf()
     };
-    let d = Dictation::new(&recordings).keeping_drafts_in(store.clone(), "me");
+    let d = DictationDrafts::new(&recordings).keeping_drafts_in(store.clone(), "me");
 
     let draft = d.draft_from_spool(&spool(), &ears).unwrap();
     let u = store.unsaved(&draft.id).unwrap().unwrap();
@@ -156,7 +156,7 @@ fn a_dictation_is_a_draft_of_the_users_holder_from_recording_to_memory() {
 
     // A crash between the draft file and its copy: the next start makes the copy. A copy whose
     // draft file is gone (a crash halfway through a discard) is discarded.
-    let lost = Dictation::new(&recordings)
+    let lost = DictationDrafts::new(&recordings)
         .draft_from_spool(&spool(), &ears)
         .unwrap();
     assert!(store.unsaved(&lost.id).unwrap().is_none());

@@ -70,7 +70,7 @@ pub async fn export_memories(
     destination: String,
     overwrite: bool,
 ) -> CmdResult<Exported> {
-    let store = state.store.clone();
+    let (store, forgetting) = (state.store.clone(), state.forgetting.clone());
     blocking(move || {
         let dest = PathBuf::from(destination.trim());
         if dest.as_os_str().is_empty() {
@@ -78,7 +78,9 @@ pub async fn export_memories(
                 "say where the export goes: a folder for Markdown, a file for JSON".into(),
             ));
         }
-        let e = exchange::export(&store)?;
+        let mut e = exchange::export(&store)?;
+        // What the user deleted is gone from the export too, even within its Undo time.
+        e.memories.retain(|m| !forgetting.is_waiting(m.id));
         let overwrite = if overwrite {
             exchange::Overwrite::Yes
         } else {

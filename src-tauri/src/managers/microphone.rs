@@ -5,7 +5,7 @@
 //! dictation records.
 //!
 //! What it opens is behind [`Microphones`]: the system's devices and the engine's
-//! [`Dictation`] in the app ([`SystemMicrophones`]), a counted stand-in in the race test below.
+//! [`DictationDrafts`] in the app ([`SystemMicrophones`]), a counted stand-in in the race test below.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -16,7 +16,7 @@ use umwelt::bench::{Runs, TimingKind};
 use umwelt::clock::now_ms;
 use umwelt::settings::Settings;
 use umwelt::speech::{
-    ClosedDictation, Dictation, Draft, Ears, Heard, LazyTranscriber, LazyVad, LiveDictation,
+    ClosedDictation, DictationDrafts, Draft, Ears, Heard, LazyTranscriber, LazyVad, LiveDictation,
     Monitor,
 };
 
@@ -369,7 +369,7 @@ open_microphone!(Monitor, LiveDictation);
 
 /// The system's microphones (cpal) and the engine's dictation, with the models it hears with.
 pub struct SystemMicrophones {
-    pub dictation: Arc<Dictation>,
+    pub dictation: Arc<DictationDrafts>,
     pub transcriber: Arc<LazyTranscriber>,
     pub vad: Arc<LazyVad>,
     pub settings: Arc<Mutex<Settings>>,

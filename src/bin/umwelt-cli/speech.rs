@@ -73,7 +73,7 @@ fn open_with_recordings(db: &Option<PathBuf>, recordings: Option<PathBuf>) -> Re
 pub fn record(db: &Option<PathBuf>, a: RecordArgs) -> Result<()> {
     let store = open_with_recordings(db, a.recordings)?;
     let ears = speech::Ears::load()?;
-    let dictation = speech::Dictation::new(store.recordings_dir());
+    let dictation = speech::DictationDrafts::new(store.recordings_dir());
     let rec = dictation.start(a.device.as_deref(), &ears, |h| {
         eprintln!("… {} {}", h.text, h.partial);
     })?;
@@ -104,7 +104,7 @@ pub fn record(db: &Option<PathBuf>, a: RecordArgs) -> Result<()> {
 
 pub fn recover(db: &Option<PathBuf>, a: RecoverArgs) -> Result<()> {
     let store = open_with_recordings(db, a.recordings)?;
-    let dictation = speech::Dictation::new(store.recordings_dir());
+    let dictation = speech::DictationDrafts::new(store.recordings_dir());
     let r = dictation.recover(&speech::Ears::load, &store);
     for d in &r.recovered {
         match &d.problem {

@@ -3,7 +3,7 @@
 //! read through the draft sees the user's notebook as it will be once the dictation is saved.
 //! Saving writes the memory and settles the draft in the same transaction (merged, saying which
 //! memory it became); discarding discards it. The recordings folder stays the record of what
-//! was dictated ([`crate::speech::Dictation`]): a draft whose recording is gone is discarded,
+//! was dictated ([`crate::speech::DictationDrafts`]): a draft whose recording is gone is discarded,
 //! and one missing is made again, when the app starts.
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
