@@ -33,11 +33,6 @@ impl Filter {
         Filter::default()
     }
 
-    /// Whether it keeps everything.
-    pub fn is_all(&self) -> bool {
-        self == &Filter::default()
-    }
-
     /// Whether `m` passes.
     pub fn keeps(&self, m: &Memory) -> bool {
         self.session.as_ref().is_none_or(|s| &m.session == s)

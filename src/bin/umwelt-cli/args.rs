@@ -182,13 +182,13 @@ pub struct ImportArgs {
 }
 
 #[derive(Args)]
-#[group(required = true, multiple = false)]
+#[command(group(clap::ArgGroup::new("destination").required(true).multiple(false)))]
 pub struct ExportArgs {
     /// Everything, losslessly, as one JSON file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", group = "destination")]
     pub json: Option<PathBuf>,
     /// One Markdown file per memory, with front matter, in this folder.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", group = "destination")]
     pub markdown: Option<PathBuf>,
     /// Replace files that are already there (without it, an existing file is an error and
     /// nothing is written).

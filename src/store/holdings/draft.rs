@@ -73,11 +73,6 @@ impl Store {
         Ok(id)
     }
 
-    /// Where a draft stands.
-    pub fn draft_state(&self, draft: DraftId) -> Result<DraftState> {
-        Ok(state(&self.conn(), draft)?.1)
-    }
-
     /// Merge an open draft into its parent (the nearest one not itself merged, or main), in
     /// one transaction: its puts and retractions become the parent's. Drafts opened on it read
     /// on through to the parent.
