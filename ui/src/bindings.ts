@@ -586,7 +586,7 @@ export type Progress = {
 /**  Recordings a crash left behind, transcribed into drafts at start-up. */
 export type Recovered = Recovery;
 
-/**  What [`Dictation::recover`] found. */
+/**  What [`DictationDrafts::recover`] found. */
 export type Recovery = {
 	/**  Recordings that became drafts. */
 	recovered: Draft[],
