@@ -88,9 +88,10 @@ async function textOf(browser, sel, timeout = 20_000) {
 }
 
 function exported(file) {
-  // What must survive a round trip: everything but the ids and the export's own time.
+  // What must survive a round trip: everything but the ids (the memories' and their versions':
+  // row ids of this file, given anew on import) and the export's own time.
   return JSON.parse(fs.readFileSync(file, "utf8")).memories
-    .map(({ id: _id, ...m }) => m)
+    .map(({ id: _id, versions, ...m }) => ({ ...m, versions: versions.map(({ id: _v, ...v }) => v) }))
     .sort((a, b) => a.created_at - b.created_at || a.text.localeCompare(b.text));
 }
 
