@@ -9,6 +9,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/umwelt/target}
 export PATH="$HOME/.cargo/bin:$PATH"
 
 bash scripts/setup.sh --test
+bash scripts/audit.sh
 npm run --silent check
 npm run --silent test:unit
 
