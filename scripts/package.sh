@@ -10,10 +10,8 @@ models=${UMWELT_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/umwelt/models}
 
 bash scripts/setup.sh
 
-# whisper.cpp must not depend on the build machine's CPU. The baseline is x86-64 with AVX2, FMA
-# and F16C (Intel Haswell / AMD Excavator, 2013-15, and every x86-64 CPU since): ggml's fast
-# paths need AVX2, and a package for older CPUs would be several times slower on every machine.
-export GGML_NATIVE=OFF GGML_AVX=ON GGML_AVX2=ON GGML_FMA=ON GGML_F16C=ON GGML_AVX512=OFF
+# whisper.cpp is built for x86-64 with AVX2, FMA and F16C, whatever CPU builds it: the flags are
+# in .cargo/config.toml, so the tests run the same whisper.cpp as the package.
 
 echo "package: release build (app + CLI)" >&2
 cargo build --release --workspace --bins --features umwelt-app/custom-protocol

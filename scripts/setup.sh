@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Install what Umwelt needs on Debian 12 and build it: system packages, npm packages, the web
-# frontend, the Rust workspace (app + CLI), then the models (fetched, checked, converted).
+# frontend, the Rust workspace (app + CLI, release), and the models (fetched while it compiles,
+# then checked and converted).
 #   scripts/setup.sh          what building and running the app needs
 #   scripts/setup.sh --test   that, plus what the tests need (espeak-ng, sox, Xvfb, WebDriver)
 # Safe to run again: it installs only what is missing. Runs as root or through sudo.
 #
-# Every cargo call in scripts/ builds the whole workspace with the same features: cargo resolves
+# Every cargo call in scripts/ builds the whole workspace with the same features and the one
+# release profile (the tests, the window tests and the package share one build): cargo resolves
 # features per selection, and a narrower one (`-p umwelt`) would rebuild whisper.cpp and bindgen.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,7 +46,22 @@ cd "$here"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-fund --no-audit --loglevel=error
 fi
-npm run --silent build            # ui/dist, which the app binary embeds
+# ui/dist, which the app binary embeds: made again only when the UI's sources are newer (a new
+# bundle makes cargo rebuild the app, minutes on two cores).
+if [ ! -f ui/dist/index.html ] ||
+   [ -n "$(find ui package.json package-lock.json -newer ui/dist/index.html -not -path 'ui/dist/*' -print -quit)" ]; then
+  npm run --silent build
+fi
+# The models download (and Kokoro's graph is rewritten) while Rust compiles; converting whisper
+# needs umwelt-cli, so it waits for the build.
+bash scripts/setup-models.sh --fetch &
+fetching=$!
+trap 'kill $fetching 2>/dev/null || true' EXIT
 echo "setup: building (first time: Tauri and whisper.cpp take a while)" >&2
-cargo build --workspace --features umwelt-app/custom-protocol
+cargo build --release --workspace --bins --features umwelt-app/custom-protocol
+if ! wait $fetching; then
+  echo "setup: fetching the models failed (see above); run scripts/setup.sh again once the cause is fixed" >&2
+  exit 1
+fi
+trap - EXIT
 bash scripts/setup-models.sh

@@ -2,27 +2,33 @@
 # Install what the tests need, then run every test: the engine (with the real models), the
 # command layer, the engine again with UMWELT_PERF=off, the real app window under Xvfb, and the
 # installed .deb (built, installed, launched offline from its desktop entry, uninstalled).
+# Everything is built once, in the release profile: the tests run the code the package ships,
+# and the package is made from the binaries the window tests drove.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/umwelt/target}
 export PATH="$HOME/.cargo/bin:$PATH"
+started=$SECONDS
+step() { echo "== $1 (at $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s)"; }
 
+step "set-up: packages, npm, the release build, the models"
 bash scripts/setup.sh --test
 bash scripts/audit.sh
 npm run --silent check
 npm run --silent test:unit
 
-features=(--workspace --features umwelt-app/custom-protocol)
-echo "== cargo test (optimisations on)"
+features=(--release --workspace --features umwelt-app/custom-protocol)
+step "cargo test (optimisations on)"
 cargo test "${features[@]}"
-echo "== cargo test with UMWELT_PERF=off (every optimisation off, same results)"
+step "cargo test with UMWELT_PERF=off (every optimisation off, same results)"
 UMWELT_PERF=off cargo test "${features[@]}"
 
-echo "== the app window under Xvfb, over WebDriver"
-export UMWELT_APP="$CARGO_TARGET_DIR/debug/umwelt"
+step "the app window under Xvfb, over WebDriver"
+export UMWELT_APP="$CARGO_TARGET_DIR/release/umwelt"
 xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- npm run --silent test:e2e
 
-echo "== the installed package"
+step "the installed package"
 bash scripts/package.sh
 bash tests/deb/test.sh
+step "done"

@@ -38,13 +38,36 @@ pub fn features() -> &'static Features {
 
 /// Whether this CPU runs kernels of `level`.
 pub fn supports(level: Level) -> bool {
-    let f = features();
-    match level {
-        Level::Portable => true,
-        Level::Avx2 => f.avx2,
-        Level::Avx512 => f.avx512,
-        Level::Avx512Vnni => f.avx512_vnni,
-        Level::AmxInt8 => f.amx_int8,
+    features().supports(level)
+}
+
+impl Features {
+    /// The levels a CPU reporting these flags runs (`has("avx512vl")`: whether it says it has
+    /// that instruction set; `amx_granted`: whether the system lets this process use AMX tiles,
+    /// asked only when the CPU has them). A level needs every feature its kernels enable, and
+    /// every level below it.
+    pub fn from_flags(has: impl Fn(&str) -> bool, amx_granted: impl FnOnce() -> bool) -> Features {
+        let avx2 = has("avx2");
+        let avx512 = avx2 && has("avx512f") && has("avx512bw") && has("avx512vl");
+        let avx512_vnni = avx512 && has("avx512vnni");
+        let amx_int8 = avx512_vnni && has("amx-tile") && has("amx-int8") && amx_granted();
+        Features {
+            avx2,
+            avx512,
+            avx512_vnni,
+            amx_int8,
+        }
+    }
+
+    /// Whether a CPU with these features runs kernels of `level`.
+    pub fn supports(&self, level: Level) -> bool {
+        match level {
+            Level::Portable => true,
+            Level::Avx2 => self.avx2,
+            Level::Avx512 => self.avx512,
+            Level::Avx512Vnni => self.avx512_vnni,
+            Level::AmxInt8 => self.amx_int8,
+        }
     }
 }
 
@@ -58,18 +81,18 @@ pub fn best() -> Level {
 
 #[cfg(target_arch = "x86_64")]
 fn detect() -> Features {
-    let avx2 = is_x86_feature_detected!("avx2");
-    let avx512 = avx2
-        && is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("avx512vl");
-    let avx512_vnni = avx512 && is_x86_feature_detected!("avx512vnni");
-    Features {
-        avx2,
-        avx512,
-        avx512_vnni,
-        amx_int8: avx512_vnni && amx_int8_granted(),
-    }
+    Features::from_flags(
+        |flag| match flag {
+            "avx2" => is_x86_feature_detected!("avx2"),
+            "avx512f" => is_x86_feature_detected!("avx512f"),
+            "avx512bw" => is_x86_feature_detected!("avx512bw"),
+            "avx512vl" => is_x86_feature_detected!("avx512vl"),
+            "avx512vnni" => is_x86_feature_detected!("avx512vnni"),
+            "amx-tile" | "amx-int8" => amx_int8_reported(),
+            _ => false,
+        },
+        amx_int8_granted,
+    )
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -82,15 +105,18 @@ fn detect() -> Features {
     }
 }
 
-/// AMX with int8, and the process's leave to use the tile registers (Linux asks each process to
-/// request them: `arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`).
+/// Whether the CPU reports AMX tiles with int8 (CPUID leaf 7: EDX bit 24 AMX-TILE, bit 25
+/// AMX-INT8).
+#[cfg(target_arch = "x86_64")]
+fn amx_int8_reported() -> bool {
+    let leaf7 = std::arch::x86_64::__cpuid_count(7, 0);
+    leaf7.edx & (1 << 24) != 0 && leaf7.edx & (1 << 25) != 0
+}
+
+/// The process's leave to use the AMX tile registers (Linux asks each process to request them:
+/// `arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`).
 #[cfg(target_arch = "x86_64")]
 fn amx_int8_granted() -> bool {
-    // CPUID leaf 7: EDX bit 24 AMX-TILE, bit 25 AMX-INT8.
-    let leaf7 = std::arch::x86_64::__cpuid_count(7, 0);
-    if leaf7.edx & (1 << 24) == 0 || leaf7.edx & (1 << 25) == 0 {
-        return false;
-    }
     #[cfg(target_os = "linux")]
     {
         const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
@@ -111,6 +137,29 @@ fn amx_int8_granted() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_level_needs_every_feature_its_kernels_enable_whatever_this_cpu_has() {
+        let cpu = |flags: &[&str]| Features::from_flags(|f| flags.contains(&f), || true);
+        let all = ["avx2", "avx512f", "avx512bw", "avx512vl", "avx512vnni", "amx-tile", "amx-int8"];
+        assert!(cpu(&all).supports(Level::AmxInt8));
+        // AVX-512 without VL (the kernels use 256-bit forms of AVX-512 instructions), or
+        // without AVX2 (they mix both): no AVX-512 level, nor any above it.
+        for missing in ["avx512vl", "avx512bw", "avx2"] {
+            let flags: Vec<&str> = all.iter().copied().filter(|f| *f != missing).collect();
+            let f = cpu(&flags);
+            assert!(!f.supports(Level::Avx512), "without {missing}");
+            assert!(!f.supports(Level::Avx512Vnni) && !f.supports(Level::AmxInt8), "without {missing}");
+        }
+        // AMX that the system does not grant is no AMX; it is not even asked without VNNI.
+        let refused = Features::from_flags(|f| all.contains(&f), || false);
+        assert!(!refused.supports(Level::AmxInt8) && refused.supports(Level::Avx512Vnni));
+        let no_vnni = ["avx2", "avx512f", "avx512bw", "avx512vl", "amx-tile", "amx-int8"];
+        let asked = std::cell::Cell::new(false);
+        let f = Features::from_flags(|f| no_vnni.contains(&f), || { asked.set(true); true });
+        assert!(!f.supports(Level::AmxInt8) && !asked.get());
+        assert!(cpu(&[]).supports(Level::Portable) && !cpu(&[]).supports(Level::Avx2));
+    }
 
     #[test]
     fn each_level_implies_the_ones_below_it() {

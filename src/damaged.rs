@@ -105,7 +105,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join("perf.sqlite-wal"), b"wal bytes").unwrap();
-        let (runs, kept) = open_or_set_aside(&path, crate::bench::Runs::open).unwrap();
+        let (runs, kept) = open_or_set_aside(&path, crate::perf_db::Runs::open).unwrap();
         let kept = kept.expect("set aside");
         assert_eq!(
             std::fs::read(&kept).unwrap(),
@@ -118,12 +118,12 @@ mod tests {
         assert!(runs.list().unwrap().is_empty());
         // A healthy file is opened as it is.
         drop(runs);
-        let (_, kept) = open_or_set_aside(&path, crate::bench::Runs::open).unwrap();
+        let (_, kept) = open_or_set_aside(&path, crate::perf_db::Runs::open).unwrap();
         assert!(kept.is_none());
         // Something else (a folder where the file should be) is an error, and nothing moves.
         let folder = dir.path().join("folder.sqlite");
         std::fs::create_dir(&folder).unwrap();
-        assert!(open_or_set_aside(&folder, crate::bench::Runs::open).is_err());
+        assert!(open_or_set_aside(&folder, crate::perf_db::Runs::open).is_err());
         assert!(folder.is_dir());
     }
 }

@@ -191,7 +191,7 @@ fn tail_f32(a: &[f32], b: &[f32]) -> f32 {
 mod portable {
     use super::{fold, tail_f32, tail_u4, u4_bytes, LANES, U4_BLOCK};
 
-    pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    pub(super) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
         let whole = n / LANES * LANES;
         let mut l = [0.0f32; LANES];
@@ -206,7 +206,7 @@ mod portable {
         fold(&l) + tail_f32(&a[whole..n], &b[whole..n])
     }
 
-    pub fn dot_u4(q: &[i8], row: &[u8]) -> i32 {
+    pub(super) fn dot_u4(q: &[i8], row: &[u8]) -> i32 {
         let whole = q.len() / U4_BLOCK * U4_BLOCK;
         let mut s = 0;
         for (qb, rb) in q[..whole]
@@ -221,14 +221,14 @@ mod portable {
         s + tail_u4(&q[whole..], &row[whole / 2..])
     }
 
-    pub fn dot_u4_rows(q: &[i8], rows: &[u8], out: &mut [i32]) {
+    pub(super) fn dot_u4_rows(q: &[i8], rows: &[u8], out: &mut [i32]) {
         let rb = u4_bytes(q.len());
         for (r, o) in out.iter_mut().enumerate() {
             *o = dot_u4(q, &rows[r * rb..(r + 1) * rb]);
         }
     }
 
-    pub fn dot_u4_picked(q: &[i8], table: &[u8], picked: &[u32], out: &mut [i32]) {
+    pub(super) fn dot_u4_picked(q: &[i8], table: &[u8], picked: &[u32], out: &mut [i32]) {
         let rb = u4_bytes(q.len());
         for (&r, o) in picked.iter().zip(out) {
             let r = r as usize;
@@ -253,11 +253,11 @@ mod x86 {
 
     use super::{fold, tail_f32, tail_u4, u4_bytes, Kernels, LANES, U4_BLOCK};
 
-    pub fn has_avx2() -> bool {
+    pub(super) fn has_avx2() -> bool {
         crate::cpu::supports(AVX2.needs)
     }
 
-    pub fn has_avx512() -> bool {
+    pub(super) fn has_avx512() -> bool {
         crate::cpu::supports(AVX512.needs)
     }
 
@@ -265,7 +265,7 @@ mod x86 {
     // handed out (by `available`) when the CPU reports its features, and the row kernels only
     // through `Kernels::dot_u4_rows` and `dot_u4_picked`, which check the
     // lengths and rows the kernels read by.
-    pub const AVX2: Kernels = Kernels {
+    pub(super) const AVX2: Kernels = Kernels {
         name: "avx2",
         needs: crate::cpu::Level::Avx2,
         dot_f32: |a, b| unsafe { dot_f32_avx2(a, b) },
@@ -275,7 +275,7 @@ mod x86 {
         },
     };
 
-    pub const AVX512: Kernels = Kernels {
+    pub(super) const AVX512: Kernels = Kernels {
         name: "avx512-vnni",
         needs: crate::cpu::Level::Avx512Vnni,
         dot_f32: |a, b| unsafe { dot_f32_avx512(a, b) },

@@ -36,6 +36,7 @@ pub mod lazy;
 pub mod models;
 pub mod optimisations;
 pub mod paths;
+pub mod perf_db;
 pub mod settings;
 pub mod speech;
 pub mod store;

@@ -106,7 +106,7 @@ mod cpu_load {
 
     /// CPU time counters (clock ticks) at one moment.
     #[derive(Debug, Clone, Copy)]
-    pub struct Sample {
+    pub(super) struct Sample {
         pub at: Instant,
         /// All CPUs, all time.
         total: u64,
@@ -117,7 +117,7 @@ mod cpu_load {
     }
 
     #[cfg(target_os = "linux")]
-    pub fn sample() -> Option<Sample> {
+    pub(super) fn sample() -> Option<Sample> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         let own = std::fs::read_to_string("/proc/self/stat").ok()?;
         parse(&stat, &own)
@@ -130,7 +130,7 @@ mod cpu_load {
 
     /// From `/proc/stat` ("cpu user nice system idle iowait irq softirq steal ...") and
     /// `/proc/self/stat` (utime and stime are the 14th and 15th fields).
-    pub fn parse(stat: &str, own: &str) -> Option<Sample> {
+    pub(super) fn parse(stat: &str, own: &str) -> Option<Sample> {
         let cpu: Vec<u64> = stat
             .lines()
             .next()?
@@ -154,7 +154,7 @@ mod cpu_load {
     }
 
     /// Cores free of other processes between two samples, rounded, between 1 and `cores`.
-    pub fn free(a: &Sample, b: &Sample, cores: usize) -> Option<usize> {
+    pub(super) fn free(a: &Sample, b: &Sample, cores: usize) -> Option<usize> {
         let total = b.total.checked_sub(a.total).filter(|&t| t > 0)?;
         let idle = b.idle.saturating_sub(a.idle);
         let own = b.own.saturating_sub(a.own);

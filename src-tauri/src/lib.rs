@@ -4,7 +4,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `dictation.rs`, `voice.rs`, `settings.rs`, `dashboard.rs`, `exchange.rs` (import, export, file transcription), `holders.rs` (who holds what, the demo town) |
-//! | `managers/` | one owner per resource: the microphone, the speaker, the speech models, the benchmark run, the jobs slot, forgetting with Undo, the demo town (`town.rs`) |
+//! | `managers/` | one owner per resource: the microphone, the speaker, the speech models, the benchmark run, the jobs slot, forgetting with Undo (`forgetting.rs`, one `umwelt-forget` thread a waiting deletion), the demo town (`town.rs`) |
 //! | `warm_up.rs` | the work after start-up (vectors, re-embedding, crash recovery, whisper for the shortcut, the voice), on the `umwelt-warm-up` thread |
 //! | `shortcut.rs` | the global dictation shortcut (toggle or push-to-talk): registering it; the plugin's handler is built in `lib.rs`, above the state |
 //! | `single_instance.rs` | one app per data folder: a second launch brings the first's window forward (`umwelt-instance` thread) |
@@ -33,7 +33,7 @@ pub mod state;
 pub mod warm_up;
 
 use tauri::Manager;
-use umwelt::bench::TimingKind;
+use umwelt::perf_db::TimingKind;
 use umwelt::clock::now_ms;
 
 /// Register the commands on a builder of any runtime (the mock one in tests).

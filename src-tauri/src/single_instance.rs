@@ -14,7 +14,7 @@
 //! waits at most [`READ_TIMEOUT`] for it, so a caller that says nothing delays the next by that
 //! at most.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -103,6 +103,28 @@ fn ask_to_focus(_socket: &Path, _wait: Duration) -> std::io::Result<()> {
     Ok(())
 }
 
+/// What a caller asks, one short line read within [`READ_TIMEOUT`] in all: a caller that says
+/// nothing, drips a byte at a time or floods holds the listener that long at most.
+#[cfg(unix)]
+fn read_request(mut stream: std::os::unix::net::UnixStream) -> Option<String> {
+    let until = Instant::now() + READ_TIMEOUT;
+    let mut line = Vec::new();
+    let mut byte = [0u8; 16];
+    while (line.len() as u64) < MAX_LINE && !line.contains(&b'\n') {
+        let left = until.checked_duration_since(Instant::now())?;
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return None;
+        }
+        match stream.read(&mut byte) {
+            Ok(0) => break,
+            Ok(n) => line.extend_from_slice(&byte[..n]),
+            Err(_) => return None,
+        }
+    }
+    let line = String::from_utf8(line).ok()?;
+    Some(line.lines().next().unwrap_or("").trim().to_string())
+}
+
 impl FirstInstance {
     /// Listen for later launches; `focus` is called (on the listener's thread) for each.
     #[cfg(unix)]
@@ -119,12 +141,7 @@ impl FirstInstance {
             .spawn(move || {
                 for stream in listener.incoming() {
                     let Ok(stream) = stream else { continue };
-                    if stream.set_read_timeout(Some(READ_TIMEOUT)).is_err() {
-                        continue;
-                    }
-                    let mut line = String::new();
-                    let read = BufReader::new(stream.take(MAX_LINE)).read_line(&mut line);
-                    if read.is_ok() && line.trim() == FOCUS {
+                    if read_request(stream).as_deref() == Some(FOCUS) {
                         tracing::info!(
                             "another launch asked for the window: brought it to the front"
                         );
@@ -147,10 +164,9 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    #[test]
-    fn a_second_launch_on_the_same_folder_asks_the_first_to_focus_and_another_folder_is_free() {
-        let dir = tempfile::tempdir().unwrap();
-        let Instance::First(first) = claim(dir.path()).unwrap() else {
+    /// The first launch on `dir`, listening, and how many times it was asked to focus.
+    fn listening(dir: &Path) -> (FirstInstance, Arc<AtomicUsize>) {
+        let Instance::First(first) = claim(dir).unwrap() else {
             panic!("the first launch must get the folder");
         };
         let focused = Arc::new(AtomicUsize::new(0));
@@ -160,6 +176,13 @@ mod tests {
                 f.fetch_add(1, Ordering::SeqCst);
             })
             .unwrap();
+        (first, focused)
+    }
+
+    #[test]
+    fn a_second_launch_on_the_same_folder_asks_the_first_to_focus_and_another_folder_is_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, focused) = listening(dir.path());
         // A caller that connects and says nothing, and one that sends a flood, delay nobody
         // for long.
         let _silent = std::os::unix::net::UnixStream::connect(socket_path(dir.path())).unwrap();
@@ -190,6 +213,34 @@ mod tests {
             panic!("the folder is free once the first launch has gone");
         };
         again.listen(|| {}).unwrap();
+    }
+
+    #[test]
+    fn a_caller_that_drips_its_bytes_holds_the_listener_no_longer_than_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_first, focused) = listening(dir.path());
+        // One byte every 100 ms: 64 of them take 6.4 s, each read well inside a read timeout.
+        let mut drip = std::os::unix::net::UnixStream::connect(socket_path(dir.path())).unwrap();
+        let dripping = std::thread::spawn(move || {
+            for _ in 0..64 {
+                if drip.write_all(b"x").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        let t0 = Instant::now();
+        assert!(matches!(
+            claim(dir.path()).unwrap(),
+            Instance::AlreadyRunning { unreachable: None }
+        ));
+        while focused.load(Ordering::SeqCst) < 1 && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(focused.load(Ordering::SeqCst), 1);
+        assert!(t0.elapsed() < READ_TIMEOUT * 4, "waited {:?} behind a dripping caller", t0.elapsed());
+        dripping.join().unwrap();
     }
 
     #[test]

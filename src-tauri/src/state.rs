@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use umwelt::bench::Runs;
+use umwelt::perf_db::Runs;
 use umwelt::damaged::open_or_set_aside;
 use umwelt::settings::{Settings, SettingsFile};
 use umwelt::speech::DictationDrafts;

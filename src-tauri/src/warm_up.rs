@@ -67,13 +67,7 @@ pub fn warm_up(state: &AppState) {
                 // Whisper loads only if a recording needs transcribing: at most starts none
                 // does, and the first dictation loads it (prefetched when the Record button
                 // is first focused or pointed at).
-                let ears = || {
-                    Ok(Ears {
-                        vad: vad.get()?,
-                        transcriber: transcriber.get()?,
-                        decoding: decoding.clone(),
-                    })
-                };
+                let ears = || Ears::from_loaded(&vad, &transcriber, decoding.clone());
                 let r = dictation.recover(&ears, &store);
                 if !r.recovered.is_empty() || !r.problems.is_empty() {
                     events.emit(Event::Recovered(Recovered(r)));

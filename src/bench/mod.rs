@@ -14,7 +14,6 @@ pub mod dictation;
 pub mod machine;
 pub mod memory_probe;
 mod report;
-pub mod runs;
 mod scenarios;
 pub mod town;
 
@@ -25,7 +24,6 @@ use serde::{Deserialize, Serialize};
 pub use corpus::{Corpus, Rng};
 pub use machine::Machine;
 pub use report::{compare, render_compare, render_markdown, render_table, Delta};
-pub use runs::{RunSummary, Runs, TimingKind, TimingSeries};
 pub use scenarios::{default_suite, find, plan, suite, Prepared, Scenario, Suite, SUITES};
 
 /// A scenario as the dashboard lists it.

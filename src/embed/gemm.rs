@@ -394,31 +394,31 @@ mod x86 {
 
     use super::{combine, Gemm, Operand, Packed, BLOCK, ROWS};
 
-    pub fn has_avx2() -> bool {
+    pub(super) fn has_avx2() -> bool {
         crate::cpu::supports(AVX2.needs)
     }
 
-    pub fn has_vnni() -> bool {
+    pub(super) fn has_vnni() -> bool {
         crate::cpu::supports(VNNI.needs)
     }
 
-    pub fn has_amx() -> bool {
+    pub(super) fn has_amx() -> bool {
         crate::cpu::supports(AMX.needs)
     }
 
-    pub const AVX2: Gemm = Gemm {
+    pub(super) const AVX2: Gemm = Gemm {
         name: "avx2",
         needs: crate::cpu::Level::Avx2,
         run: gemm_avx2,
     };
 
-    pub const VNNI: Gemm = Gemm {
+    pub(super) const VNNI: Gemm = Gemm {
         name: "avx512-vnni",
         needs: crate::cpu::Level::Avx512Vnni,
         run: gemm_vnni,
     };
 
-    pub const AMX: Gemm = Gemm {
+    pub(super) const AMX: Gemm = Gemm {
         name: "amx-int8",
         needs: crate::cpu::Level::AmxInt8,
         run: gemm_amx,

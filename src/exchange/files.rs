@@ -102,7 +102,7 @@ pub fn import_paths_with(
 }
 
 /// Leave out every recording a note names that is not Umwelt's to link: outside the recordings
-/// folder, already another memory's, or named twice in this import. Returns what was left out.
+/// folder, a dictation's draft, already another memory's, or named twice in this import. Returns what was left out.
 fn unlink_foreign_recordings(
     store: &Store,
     notes: &mut [ExportedMemory],
@@ -118,6 +118,8 @@ fn unlink_foreign_recordings(
                 "not in Umwelt's recordings folder ({}): the note is imported without it",
                 store.recordings_dir().display()
             ))
+        } else if crate::speech::dictation::is_a_drafts_file(std::path::Path::new(&audio)) {
+            Some("a dictation's draft file, not a memory's recording: the note is imported without it".into())
         } else if let Some(id) = store.memory_with_audio(&audio)? {
             Some(format!(
                 "already memory {id}'s recording: the note is imported without it"
@@ -219,7 +221,7 @@ impl Walk<'_, '_> {
 
 /// Read at most `limit` bytes of the regular file at `path` (a FIFO or a device swapped in
 /// after the walk is refused, not read forever); more than `limit` is an error.
-fn read_regular(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, String> {
+fn open_regular(path: &Path) -> std::result::Result<(std::fs::File, u64), String> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
@@ -231,7 +233,26 @@ fn read_regular(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, String>
     if !meta.is_file() {
         return Err("not a regular file (a FIFO, a socket or a device)".into());
     }
-    let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
+    Ok((file, meta.len()))
+}
+
+/// Counts what a reader has given.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+fn read_regular(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, String> {
+    let (file, len) = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(len.min(limit) as usize);
     file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("could not be read: {e}"))?;
@@ -281,7 +302,8 @@ fn read_note_file(
             MAX_IMPORT_BYTES >> 20
         ));
     }
-    let bytes = read_regular(path, limit.min(*budget)).map_err(|why| {
+    let cap = limit.min(*budget);
+    let too_much = |why: String| {
         if limit > *budget && why.starts_with("too large") {
             format!(
                 "the import would read more than {} MiB: import the rest separately",
@@ -290,11 +312,23 @@ fn read_note_file(
         } else {
             why
         }
-    })?;
-    *budget -= bytes.len() as u64;
+    };
     if ext == "json" {
-        return json::read_export(&bytes[..]).map_err(|e| e.to_string());
+        // Parsed as it is read, never held whole: one memory at a time (json.rs).
+        let (file, _) = open_regular(path)?;
+        let mut counted = Counted {
+            inner: file.take(cap + 1),
+            read: 0,
+        };
+        let memories = json::read_export(&mut counted);
+        if counted.read > cap {
+            return Err(too_much(too_large(limit)));
+        }
+        *budget -= counted.read;
+        return memories.map_err(|e| e.to_string());
     }
+    let bytes = read_regular(path, cap).map_err(too_much)?;
+    *budget -= bytes.len() as u64;
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         format!(
             "not UTF-8 text (a byte at {} is not); save it as UTF-8 and import it again",

@@ -136,8 +136,10 @@ impl<'de> Visitor<'de> for TopVisitor {
     }
 }
 
-/// The `memories` array, one element at a time: each is read as JSON, then as a memory, then
-/// checked; a wrong one is its reason, and the next one is read.
+/// The `memories` array, one element at a time: each is taken as its JSON text (no tree: a
+/// memory costs about what its text does, whatever fields or nesting it brings), then read as a
+/// memory (unknown fields skipped), then checked; a wrong one is its reason, and the next one
+/// is read.
 struct Memories<'a>(&'a mut Vec<std::result::Result<ExportedMemory, String>>);
 
 impl<'de> DeserializeSeed<'de> for Memories<'_> {
@@ -156,9 +158,9 @@ impl<'de> Visitor<'de> for Memories<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        while let Some(value) = seq.next_element::<serde_json::Value>()? {
+        while let Some(raw) = seq.next_element::<Box<serde_json::value::RawValue>>()? {
             self.0.push(
-                serde_json::from_value::<ExportedMemory>(value)
+                serde_json::from_str::<ExportedMemory>(raw.get())
                     .map_err(|e| format!("not a memory: {e}"))
                     .and_then(|m| check(&m).map(|()| m)),
             );
@@ -196,6 +198,36 @@ mod tests {
         assert!(got[4].as_ref().unwrap_err().contains("holder"), "{:?}", got[4]);
         assert_eq!(got[5].as_ref().unwrap().text, "last");
         assert!(parse_export(json.to_string().as_bytes()).is_err());
+    }
+
+    #[test]
+    fn the_limits_on_versions_and_names_are_kept_and_unknown_fields_cost_nothing() {
+        let version = |t: &str| serde_json::json!({"id": 1, "text": t, "edited_at": 2});
+        let mut many = memory("many versions");
+        many["versions"] = (0..=MAX_VERSIONS).map(|_| version("old")).collect();
+        let mut empty_version = memory("an empty version");
+        empty_version["versions"] = serde_json::json!([version(" ")]);
+        let mut source = memory("a long source");
+        source["source"] = serde_json::json!("s".repeat(MAX_SOURCE_BYTES + 1));
+        let mut control = memory("a session with a control character");
+        control["session"] = serde_json::json!("a\u{7}b");
+        // A field this Umwelt does not know, deeply nested: skipped, not built as a tree.
+        let mut extra = memory("unknown fields");
+        let mut deep = serde_json::json!(1);
+        for _ in 0..100 {
+            deep = serde_json::json!([deep]);
+        }
+        extra["from_a_newer_umwelt"] = deep;
+        let json = serde_json::json!({
+            "format": EXPORT_FORMAT,
+            "memories": [many, empty_version, source, control, extra],
+        });
+        let got = read_export(json.to_string().as_bytes()).unwrap();
+        assert!(got[0].as_ref().unwrap_err().contains("versions"), "{:?}", got[0]);
+        assert!(got[1].as_ref().unwrap_err().contains("earlier version"), "{:?}", got[1]);
+        assert!(got[2].as_ref().unwrap_err().contains("source"), "{:?}", got[2]);
+        assert!(got[3].as_ref().unwrap_err().contains("control"), "{:?}", got[3]);
+        assert_eq!(got[4].as_ref().unwrap().text, "unknown fields");
     }
 
     #[test]

@@ -105,7 +105,10 @@ pub fn write_markdown(e: &Export, dir: &std::path::Path, overwrite: Overwrite) -
             dir.display()
         )));
     }
-    crate::paths::private_dir(dir)?;
+    // A folder made for the export is private; a folder of the user's keeps its mode.
+    if !dir.exists() {
+        crate::paths::private_dir(dir)?;
+    }
     let names: Vec<std::path::PathBuf> =
         e.memories.iter().map(|m| dir.join(markdown::file_name(m))).collect();
     if overwrite == Overwrite::No {

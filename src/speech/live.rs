@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::audio::{StreamResampler, SAMPLE_RATE};
 use crate::error::{Error, Result};
 use crate::speech::segmenter::Segmenter;
-use crate::speech::transcriber::{Decoding, Transcriber, Workspace};
-use crate::speech::vad::Vad;
+use crate::speech::transcriber::{Decoding, LazyTranscriber, Transcriber, Workspace};
+use crate::speech::vad::{LazyVad, Vad};
 
 /// The open segment is transcribed again once it has grown by this much (seconds).
 pub const PARTIAL_STEP_S: f32 = 0.5;
@@ -44,12 +44,26 @@ pub struct Ears {
 }
 
 impl Ears {
-    /// The default models (Silero VAD, whisper tiny.en) and decoding.
+    /// The default models (Silero VAD, whisper tiny.en) and decoding, loaded now.
     pub fn load() -> Result<Ears> {
         Ok(Ears {
             vad: Arc::new(Vad::load()?),
             transcriber: Arc::new(Transcriber::load()?),
             decoding: Decoding::default(),
+        })
+    }
+
+    /// The models a program keeps loaded on demand (loading each now if it is not, or was
+    /// unloaded when idle), decoding as asked. The one way the app makes its `Ears`.
+    pub fn from_loaded(
+        vad: &LazyVad,
+        transcriber: &LazyTranscriber,
+        decoding: Decoding,
+    ) -> Result<Ears> {
+        Ok(Ears {
+            vad: vad.get()?,
+            transcriber: transcriber.get()?,
+            decoding,
         })
     }
 

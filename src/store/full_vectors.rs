@@ -39,7 +39,7 @@ const SPAN_ROWS: usize = 64;
 const JOIN_GAP: usize = 4;
 
 /// The f32 vectors of an index's rows, in row order.
-pub struct FullVectors {
+pub(super) struct FullVectors {
     rows: usize,
     heap: Vec<f32>,
     file: Option<File>,
@@ -67,12 +67,12 @@ fn as_bytes_mut(v: &mut [f32]) -> &mut [u8] {
 impl FullVectors {
     /// Vectors that move to a side file in `spill_dir` past [`SPILL_FROM`] rows (never, if
     /// `None`).
-    pub fn new(spill_dir: Option<PathBuf>) -> FullVectors {
+    pub(super) fn new(spill_dir: Option<PathBuf>) -> FullVectors {
         FullVectors::spilling_from(spill_dir, SPILL_FROM)
     }
 
     /// [`FullVectors::new`] with another threshold (tests use a small one).
-    pub fn spilling_from(spill_dir: Option<PathBuf>, rows: usize) -> FullVectors {
+    pub(super) fn spilling_from(spill_dir: Option<PathBuf>, rows: usize) -> FullVectors {
         FullVectors {
             rows: 0,
             heap: Vec::new(),
@@ -83,12 +83,12 @@ impl FullVectors {
     }
 
     /// Whether the vectors are in the side file.
-    pub fn spilled(&self) -> bool {
+    pub(super) fn spilled(&self) -> bool {
         self.file.is_some()
     }
 
     /// The bytes kept on the heap.
-    pub fn heap_bytes(&self) -> usize {
+    pub(super) fn heap_bytes(&self) -> usize {
         if self.spilled() {
             0
         } else {
@@ -101,7 +101,7 @@ impl FullVectors {
     }
 
     /// Add a row at the end.
-    pub fn push(&mut self, v: &[f32]) -> io::Result<()> {
+    pub(super) fn push(&mut self, v: &[f32]) -> io::Result<()> {
         debug_assert_eq!(v.len(), EMBED_DIM);
         if let Some(f) = &self.file {
             match f.write_all_at(as_bytes(v), Self::offset(self.rows)) {
@@ -161,7 +161,7 @@ impl FullVectors {
     }
 
     /// Replace row `row`.
-    pub fn set(&mut self, row: usize, v: &[f32]) -> io::Result<()> {
+    pub(super) fn set(&mut self, row: usize, v: &[f32]) -> io::Result<()> {
         assert!(row < self.rows, "row {row} of {}", self.rows);
         if let Some(f) = &self.file {
             match f.write_all_at(as_bytes(v), Self::offset(row)) {
@@ -174,7 +174,7 @@ impl FullVectors {
     }
 
     /// Remove row `row`, the last row taking its place.
-    pub fn swap_remove(&mut self, row: usize) -> io::Result<()> {
+    pub(super) fn swap_remove(&mut self, row: usize) -> io::Result<()> {
         assert!(row < self.rows, "row {row} of {}", self.rows);
         let last = self.rows - 1;
         if let Some(f) = &self.file {
@@ -201,7 +201,7 @@ impl FullVectors {
 
     /// `Σ q·v` for the vector `v` of each of `rows` (in any order, repeats allowed), by the
     /// kernels `k`: `out[j]` is row `rows[j]`'s.
-    pub fn dots(
+    pub(super) fn dots(
         &self,
         k: &Kernels,
         q: &[f32],

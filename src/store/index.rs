@@ -31,7 +31,7 @@ const EXACT_BELOW: usize = 2048;
 /// A hasher for ids: one multiplication (SipHash, the default, cost a third of a search that
 /// looks up twelve thousand ids).
 #[derive(Default, Clone, Copy)]
-pub struct IdHasher(u64);
+pub(super) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -48,11 +48,11 @@ impl Hasher for IdHasher {
 }
 
 /// A map or set keyed by ids, with [`IdHasher`].
-pub type IdBuild = BuildHasherDefault<IdHasher>;
+pub(super) type IdBuild = BuildHasherDefault<IdHasher>;
 
 /// One holder's vectors.
 #[derive(Default)]
-pub struct VecIndex {
+pub(super) struct VecIndex {
     ids: Vec<i64>,
     created: Vec<i64>,
     session: Vec<u32>,
@@ -69,7 +69,7 @@ pub struct VecIndex {
 
 /// A candidate: claim id, cosine similarity, created_at.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Scored {
+pub(super) struct Scored {
     pub id: i64,
     pub similarity: f32,
     pub created_at: i64,
@@ -81,7 +81,7 @@ fn max_abs(v: &[f32]) -> f32 {
 }
 
 /// Bytes of one row's 4-bit code.
-pub const CODE_BYTES: usize = kernels::u4_bytes(EMBED_DIM);
+pub(super) const CODE_BYTES: usize = kernels::u4_bytes(EMBED_DIM);
 
 /// `v` as 4-bit codes (0..=15, 7.5 standing for 0) appended to `out`, packed; returns the row's
 /// scale for [`QueryCode::estimate`]: `v[i] ≈ (c[i] - 7.5) · 2·max/15`.
@@ -99,13 +99,13 @@ fn quantize_u4(v: &[f32], out: &mut Vec<u8>) -> f32 {
 /// A query as the first pass reads it: int8 (its own scale is the same for every row, so it
 /// does not change an order), and 15 times the sum of its codes (what the rows' 7.5 offset
 /// adds, twice).
-pub struct QueryCode {
+pub(super) struct QueryCode {
     pub q: Vec<i8>,
     sum15: i32,
 }
 
 impl QueryCode {
-    pub fn new(v: &[f32]) -> QueryCode {
+    pub(super) fn new(v: &[f32]) -> QueryCode {
         let max = max_abs(v);
         let k = 127.0 / max;
         let q: Vec<i8> = v.iter().map(|x| (x * k).round() as i8).collect();
@@ -116,7 +116,7 @@ impl QueryCode {
     /// The estimated similarity (up to the query's scale) of a row whose code gave `dot`
     /// (`Σ q·c`) and whose scale is `scale`: `Σ q·(c - 7.5)·2·max/15`.
     #[inline]
-    pub fn estimate(&self, dot: i32, scale: f32) -> f32 {
+    pub(super) fn estimate(&self, dot: i32, scale: f32) -> f32 {
         (2 * dot - self.sum15) as f32 * scale
     }
 }
@@ -124,7 +124,7 @@ impl QueryCode {
 impl VecIndex {
     /// An empty index whose f32 vectors go to a side file in `spill_dir` once it is large
     /// (always on the heap if `None`).
-    pub fn new(spill_dir: Option<PathBuf>) -> VecIndex {
+    pub(super) fn new(spill_dir: Option<PathBuf>) -> VecIndex {
         VecIndex {
             full: FullVectors::new(spill_dir),
             ..VecIndex::default()
@@ -132,18 +132,18 @@ impl VecIndex {
     }
 
     /// Whether the f32 vectors are in the side file rather than on the heap.
-    pub fn spilled(&self) -> bool {
+    pub(super) fn spilled(&self) -> bool {
         self.full.spilled()
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.ids.len()
     }
 
     /// The bytes of memory this index keeps resident: every row's code and bookkeeping, the f32
     /// vectors while they are on the heap, and its maps' tables. (Room a vector has grown into
     /// but not filled is left out: the system gives it pages only once written.)
-    pub fn heap_bytes(&self) -> usize {
+    pub(super) fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         let row = 2 * size_of::<i64>() + size_of::<u32>() + size_of::<f32>() + CODE_BYTES;
         // A hash map has a control byte for each slot of its table, and a key and value for
@@ -158,17 +158,17 @@ impl VecIndex {
     }
 
     /// The ids held, in no particular order.
-    pub fn ids(&self) -> &[i64] {
+    pub(super) fn ids(&self) -> &[i64] {
         &self.ids
     }
 
-    pub fn contains(&self, id: i64) -> bool {
+    pub(super) fn contains(&self, id: i64) -> bool {
         self.pos.contains_key(&id)
     }
 
     /// Add (or replace) a vector. An error (the side file could not be written) leaves the
     /// index without `id`.
-    pub fn upsert(&mut self, id: i64, session: &str, created_at: i64, v: &[f32]) -> io::Result<()> {
+    pub(super) fn upsert(&mut self, id: i64, session: &str, created_at: i64, v: &[f32]) -> io::Result<()> {
         debug_assert_eq!(v.len(), EMBED_DIM);
         self.remove(id)?;
         self.full.push(v)?;
@@ -185,7 +185,7 @@ impl VecIndex {
 
     /// Replace the vector of an id already held (re-embedding); an id not held is left alone.
     /// An error (the side file could not be written) leaves the old vector.
-    pub fn update_vector(&mut self, id: i64, v: &[f32]) -> io::Result<()> {
+    pub(super) fn update_vector(&mut self, id: i64, v: &[f32]) -> io::Result<()> {
         if let Some(&p) = self.pos.get(&id) {
             let c = CODE_BYTES;
             self.full.set(p, v)?;
@@ -198,7 +198,7 @@ impl VecIndex {
 
     /// Drop a vector (swap-remove: order is not kept). An error (the side file could not be
     /// read or written) leaves the index as it was.
-    pub fn remove(&mut self, id: i64) -> io::Result<()> {
+    pub(super) fn remove(&mut self, id: i64) -> io::Result<()> {
         let Some(&p) = self.pos.get(&id) else {
             return Ok(());
         };
@@ -221,7 +221,7 @@ impl VecIndex {
     /// The `n` most similar vectors (by exact cosine of unit vectors), optionally in one session:
     /// one session's rows are all scored in f32 while the vectors are on the heap; from the side
     /// file, a first pass on their codes picks the few hundred to read and re-score.
-    pub fn nearest(&self, q: &[f32], session: Option<&str>, n: usize) -> io::Result<Vec<Scored>> {
+    pub(super) fn nearest(&self, q: &[f32], session: Option<&str>, n: usize) -> io::Result<Vec<Scored>> {
         match session {
             Some(s) => match self.sessions.get(s) {
                 Some(&sid) if self.spilled() => {
@@ -238,17 +238,17 @@ impl VecIndex {
     }
 
     /// The id of a partition (the label given to `upsert` as its session), if any row has it.
-    pub fn partition(&self, label: &str) -> Option<u32> {
+    pub(super) fn partition(&self, label: &str) -> Option<u32> {
         self.sessions.get(label).copied()
     }
 
     /// The partition of a row.
-    pub fn partition_of(&self, id: i64) -> Option<u32> {
+    pub(super) fn partition_of(&self, id: i64) -> Option<u32> {
         self.pos.get(&id).map(|&p| self.session[p])
     }
 
     /// Move a row to another partition.
-    pub fn set_partition(&mut self, id: i64, label: &str) {
+    pub(super) fn set_partition(&mut self, id: i64, label: &str) {
         if let Some(&p) = self.pos.get(&id) {
             let next = self.sessions.len() as u32;
             self.session[p] = *self.sessions.entry(label.to_string()).or_insert(next);
@@ -256,12 +256,12 @@ impl VecIndex {
     }
 
     /// The row of `id`, if it has a vector.
-    pub fn row_of(&self, id: i64) -> Option<usize> {
+    pub(super) fn row_of(&self, id: i64) -> Option<usize> {
         self.pos.get(&id).copied()
     }
 
     /// The 4-bit code (packed) and its scale of a row.
-    pub fn code(&self, row: usize) -> (&[u8], f32) {
+    pub(super) fn code(&self, row: usize) -> (&[u8], f32) {
         (
             &self.codes[row * CODE_BYTES..(row + 1) * CODE_BYTES],
             self.scale[row],
@@ -269,14 +269,14 @@ impl VecIndex {
     }
 
     /// How many candidates the first pass keeps for `n` wanted.
-    pub fn pool_for(n: usize) -> usize {
+    pub(super) fn pool_for(n: usize) -> usize {
         (n * POOL_FACTOR).max(MIN_POOL)
     }
 
     /// The `n` most similar among the rows of `ids` (ids without a vector are left out): every
     /// one scored in f32 when `exact` or few, else a first pass on the 4-bit codes and the best few hundred
     /// re-scored in f32 (a quarter of the memory read: the rows are scattered over the index).
-    pub fn nearest_among(
+    pub(super) fn nearest_among(
         &self,
         q: &[f32],
         ids: impl Iterator<Item = i64>,
@@ -313,7 +313,7 @@ impl VecIndex {
     /// The `n` most similar vectors among the rows whose partition `keep` accepts: every kept
     /// row scored in f32 when `exact`, else a first pass on the 4-bit codes (on two threads
     /// for a large index) and the best few hundred re-scored in f32.
-    pub fn nearest_where(
+    pub(super) fn nearest_where(
         &self,
         q: &[f32],
         n: usize,
@@ -426,7 +426,7 @@ impl VecIndex {
     }
 
     /// `rows` (positions, in any order) scored exactly with their f32 vectors.
-    pub fn score_rows(&self, q: &[f32], rows: &[usize]) -> io::Result<Vec<Scored>> {
+    pub(super) fn score_rows(&self, q: &[f32], rows: &[usize]) -> io::Result<Vec<Scored>> {
         let mut sims = Vec::with_capacity(rows.len());
         self.full
             .dots(crate::kernels::current(), q, rows, &mut sims)?;

@@ -38,6 +38,7 @@ mod browse;
 mod edit;
 mod forget;
 mod full_vectors;
+mod fusion;
 mod history;
 pub mod holdings;
 mod index;
@@ -69,7 +70,8 @@ pub use memory::{Hit, Memory, MemoryId, NewMemory, DEFAULT_SCOPE, MAX_TEXT_BYTES
 pub use recall::{RecallStats, MAX_K, RECENCY_HALF_LIFE_DAYS, RECENCY_WEIGHT};
 pub use reembed::ReembedProgress;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
-pub use search::{fts_phrase, fts_words, SearchHit, Why, COMMON_DOCS, MAX_QUERY_WORDS, RRF_K};
+pub use fusion::RRF_K;
+pub use search::{fts_phrase, fts_words, SearchHit, Why, COMMON_DOCS, MAX_QUERY_WORDS};
 
 /// The store. Share it as `Arc<Store>`; calls are serialised on one connection.
 pub struct Store {

@@ -197,7 +197,7 @@ fn user_version(conn: &Connection) -> Result<usize> {
 }
 
 /// Bring the file up to [`CURRENT_VERSION`]. Refuses a file from a newer release.
-pub fn migrate(conn: &mut Connection) -> Result<()> {
+pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     let version = user_version(conn)?;
     if version > CURRENT_VERSION {
         return Err(crate::Error::InvalidInput(format!(

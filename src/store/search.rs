@@ -19,13 +19,10 @@ use serde::{Deserialize, Serialize};
 
 use super::memory::{memory_row, select_memory};
 use super::recall::{check_k, check_query, recency};
-use super::{Filter, Memory, Store};
+use super::{fusion, Filter, Memory, Store};
 use crate::clock::now_ms;
 use crate::error::Result;
 
-/// The constant of reciprocal rank fusion (the usual 60: a rank-1 hit in one list is worth
-/// about as much as a rank-2 hit in both).
-pub const RRF_K: f32 = 60.0;
 /// At most this many words of a query go to the full-text index (a pasted page is still a
 /// search, not a denial of service).
 pub const MAX_QUERY_WORDS: usize = 64;
@@ -232,7 +229,7 @@ impl Store {
             None => Vec::new(),
         };
 
-        let mut found: HashMap<i64, (f32, Why, Option<Memory>)> = HashMap::new();
+        let mut found: HashMap<i64, (Why, Option<Memory>)> = HashMap::new();
         let blank = || Why {
             exact_phrase: false,
             keyword_rank: None,
@@ -242,33 +239,36 @@ impl Store {
             recency: 0.0,
         };
         for (rank, (id, similarity, recency, memory)) in meaning.into_iter().enumerate() {
-            let e = found.entry(id).or_insert_with(|| (0.0, blank(), None));
-            e.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
-            e.1.meaning_rank = Some(rank as u32 + 1);
-            e.1.similarity = Some(similarity);
-            e.1.recency = recency;
-            e.2 = memory;
+            let e = found.entry(id).or_insert_with(|| (blank(), None));
+            e.0.meaning_rank = Some(rank as u32 + 1);
+            e.0.similarity = Some(similarity);
+            e.0.recency = recency;
+            e.1 = memory;
         }
         for (rank, (id, bm25)) in keywords.into_iter().enumerate() {
-            let e = found.entry(id).or_insert_with(|| (0.0, blank(), None));
-            e.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
-            e.1.keyword_rank = Some(rank as u32 + 1);
-            e.1.bm25 = bm25;
+            let e = found.entry(id).or_insert_with(|| (blank(), None));
+            e.0.keyword_rank = Some(rank as u32 + 1);
+            e.0.bm25 = bm25;
         }
         // A phrase match counts even when its note is in neither list (among many notes that
         // share the words, it can be in neither's first few dozen).
         for id in phrase {
-            let e = found.entry(id).or_insert_with(|| (0.0, blank(), None));
-            e.0 += 1.0;
-            e.1.exact_phrase = true;
+            found.entry(id).or_insert_with(|| (blank(), None)).0.exact_phrase = true;
         }
-        let mut ranked: Vec<(i64, (f32, Why, Option<Memory>))> = found.into_iter().collect();
-        ranked.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then(b.0.cmp(&a.0)));
-        ranked.truncate(k);
+        let scored = found
+            .into_iter()
+            .map(|(id, (why, memory))| {
+                let phrase = if why.exact_phrase { 1.0 } else { 0.0 };
+                let score = phrase + fusion::score(why.keyword_rank, why.meaning_rank);
+                (score, id, (why, memory))
+            })
+            .collect();
+        let ranked = fusion::best(scored, k);
 
         let mut get = tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
         let mut hits = Vec::with_capacity(ranked.len());
-        for (id, (score, mut why, memory)) in ranked {
+        for (score, id, (mut why, memory)) in ranked {
+            let score = score as f32;
             let memory = match memory {
                 Some(m) => m,
                 // Read back now (still only among the holder's); found by its words only, its

@@ -5,11 +5,14 @@
 //!
 //! Two sinks pull from the same [`StreamSource`]: the real device through rodio (cpal), and a
 //! [`paced`] consumer that pulls in 10 ms blocks at real-time pace, for the harness on machines
-//! without a sound card. Both see the same queue, so both count the same underruns.
+//! without a sound card. Both see the same queue, so both count the same underruns. A third,
+//! [`Output::Collect`], keeps every sample for a file ([`write_wav`]).
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cpal::traits::{DeviceTrait, HostTrait};
@@ -208,4 +211,59 @@ pub fn paced(mut source: StreamSource) -> Vec<f32> {
         }
     }
     out
+}
+
+/// Where the audio goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// An output device by name, or the default one.
+    Device(Option<String>),
+    /// A consumer that pulls at real-time pace like a device, keeping the samples (the harness).
+    Paced,
+    /// No playback: synthesise everything and keep it (for `--out file.wav`).
+    Collect,
+}
+
+/// The thread that takes the queue's samples to `output`.
+pub(super) fn start_player(
+    output: Output,
+    rx: mpsc::Receiver<Vec<f32>>,
+    play_state: Arc<PlayState>,
+) -> Result<JoinHandle<Result<Vec<f32>>>> {
+    let player: JoinHandle<Result<Vec<f32>>> = match output {
+        Output::Device(name) => std::thread::Builder::new()
+            .name("umwelt-playback".into())
+            .spawn(move || {
+                play_on_device(StreamSource::new(rx, play_state), name.as_deref())
+                    .map(|_| Vec::new())
+            }),
+        Output::Paced => std::thread::Builder::new()
+            .name("umwelt-playback".into())
+            .spawn(move || Ok(paced(StreamSource::new(rx, play_state)))),
+        Output::Collect => {
+            drop(play_state);
+            std::thread::Builder::new()
+                .name("umwelt-playback".into())
+                .spawn(move || Ok(rx.iter().flatten().collect()))
+        }
+    }
+    .map_err(|e| Error::Audio(format!("could not start the playback thread: {e}")))?;
+    Ok(player)
+}
+
+/// Write 24 kHz mono samples as a 16-bit WAV file.
+pub fn write_wav(path: &Path, samples: &[f32]) -> Result<()> {
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: SAMPLE_RATE,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let err = |e: hound::Error| Error::Audio(format!("could not write {}: {e}", path.display()));
+    let mut w = hound::WavWriter::create(path, spec).map_err(err)?;
+    for s in samples {
+        w.write_sample((s.clamp(-1.0, 1.0) * 32767.0) as i16)
+            .map_err(err)?;
+    }
+    w.finalize().map_err(err)
 }

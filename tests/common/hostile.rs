@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 
 /// How many cases each parser gets: `UMWELT_FUZZ_CASES`, or `default` (the CI-sized run).
-pub fn cases(default: usize) -> usize {
+pub(crate) fn cases(default: usize) -> usize {
     std::env::var("UMWELT_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -16,7 +16,7 @@ pub fn cases(default: usize) -> usize {
 }
 
 /// Every this-many cases, a string is 10 MB.
-pub const HUGE_EVERY: usize = 100_000;
+pub(crate) const HUGE_EVERY: usize = 100_000;
 
 const PIECES: &[&str] = &[
     "\0",
@@ -70,14 +70,14 @@ const PIECES: &[&str] = &[
     "true",
 ];
 
-pub struct Hostile(u64);
+pub(crate) struct Hostile(u64);
 
 impl Hostile {
-    pub fn new(seed: u64) -> Hostile {
+    pub(crate) fn new(seed: u64) -> Hostile {
         Hostile(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         // xorshift64*
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -85,16 +85,16 @@ impl Hostile {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 
-    pub fn chance(&mut self, one_in: usize) -> bool {
+    pub(crate) fn chance(&mut self, one_in: usize) -> bool {
         self.below(one_in) == 0
     }
 
     /// A hostile string; case `i` of a run (every [`HUGE_EVERY`]th is 10 MB).
-    pub fn string(&mut self, i: usize) -> String {
+    pub(crate) fn string(&mut self, i: usize) -> String {
         if i % HUGE_EVERY == HUGE_EVERY - 1 {
             return "é\0x".repeat(10 * 1024 * 1024 / 4);
         }
@@ -116,7 +116,7 @@ impl Hostile {
     }
 
     /// Bytes that are often not UTF-8.
-    pub fn bytes(&mut self, i: usize) -> Vec<u8> {
+    pub(crate) fn bytes(&mut self, i: usize) -> Vec<u8> {
         if self.chance(2) {
             let mut b = self.string(i).into_bytes();
             for _ in 0..self.below(4) {
@@ -130,7 +130,7 @@ impl Hostile {
     }
 
     /// A number as JSON: huge, negative, fractional, or not a number at all.
-    pub fn number(&mut self) -> Value {
+    pub(crate) fn number(&mut self) -> Value {
         match self.below(12) {
             0 => json!(u64::MAX),
             1 => json!(i64::MIN),
@@ -148,7 +148,7 @@ impl Hostile {
     }
 
     /// Any JSON value, nested at most `depth`.
-    pub fn value(&mut self, i: usize, depth: usize) -> Value {
+    pub(crate) fn value(&mut self, i: usize, depth: usize) -> Value {
         match self.below(if depth == 0 { 5 } else { 7 }) {
             0 => self.number(),
             1 | 2 => Value::String(self.string(i)),
@@ -171,7 +171,7 @@ impl Hostile {
     }
 
     /// `base` with a few of its values replaced by hostile ones, fields dropped or added.
-    pub fn mutate_json(&mut self, i: usize, base: &Value) -> Value {
+    pub(crate) fn mutate_json(&mut self, i: usize, base: &Value) -> Value {
         let mut v = base.clone();
         for _ in 0..1 + self.below(3) {
             self.mutate_in(i, &mut v);
@@ -213,7 +213,7 @@ impl Hostile {
     }
 
     /// `base` with bits flipped, bytes cut, inserted, or a piece repeated.
-    pub fn mutate_bytes(&mut self, base: &[u8]) -> Vec<u8> {
+    pub(crate) fn mutate_bytes(&mut self, base: &[u8]) -> Vec<u8> {
         let mut b = base.to_vec();
         for _ in 0..1 + self.below(4) {
             let len = b.len();

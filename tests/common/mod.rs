@@ -1,14 +1,14 @@
 //! Helpers shared by the integration tests: real models, real speech from espeak-ng.
 #![allow(dead_code)]
 
-pub mod hostile;
+pub(crate) mod hostile;
 
 use std::path::Path;
 use std::process::Command;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Speak `text` into a WAV file with espeak-ng (22.05 kHz mono), as a stand-in for a voice.
-pub fn espeak_wav(text: &str, path: &Path) {
+pub(crate) fn espeak_wav(text: &str, path: &Path) {
     let st = Command::new("espeak-ng")
         .args(["-v", "en-us", "-s", "150", "-w"])
         .arg(path)
@@ -19,7 +19,7 @@ pub fn espeak_wav(text: &str, path: &Path) {
 }
 
 /// Lower-case words without punctuation, for comparing transcripts.
-pub fn words(s: &str) -> Vec<String> {
+pub(crate) fn words(s: &str) -> Vec<String> {
     s.to_lowercase()
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
@@ -28,7 +28,7 @@ pub fn words(s: &str) -> Vec<String> {
 }
 
 /// A fresh memory file in a temporary folder (on disk, never `:memory:`).
-pub fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
+pub(crate) fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("memories.sqlite");
     (dir, db)
@@ -36,7 +36,7 @@ pub fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// Speak `text` with espeak-ng into `dir/say.raw` as S16_LE 16 kHz mono, with `pad_before` and
 /// `pad_after` seconds of silence around it (the format the ALSA file microphone reads).
-pub fn espeak_raw(text: &str, dir: &Path, pad_before: f32, pad_after: f32) -> std::path::PathBuf {
+pub(crate) fn espeak_raw(text: &str, dir: &Path, pad_before: f32, pad_after: f32) -> std::path::PathBuf {
     let wav = dir.join("say.wav");
     espeak_wav(text, &wav);
     let raw = dir.join("say.raw");
@@ -64,7 +64,7 @@ pub fn espeak_raw(text: &str, dir: &Path, pad_before: f32, pad_after: f32) -> st
 
 /// Write `dir/alsa/asoundrc` so the default capture device reads `raw` (S16_LE, 16 kHz, mono)
 /// and playback goes nowhere. ALSA reads it from `$XDG_CONFIG_HOME` = `dir`, once per process.
-pub fn file_microphone(dir: &Path, raw: &Path) {
+pub(crate) fn file_microphone(dir: &Path, raw: &Path) {
     std::fs::create_dir_all(dir.join("alsa")).unwrap();
     let conf = format!(
         r#"pcm.!default {{
@@ -88,7 +88,7 @@ pcm.umwelt_file_mic {{
 }
 
 /// Write 16 kHz mono samples as the raw S16_LE file the ALSA file microphone reads.
-pub fn write_raw(path: &Path, pcm: &[f32]) {
+pub(crate) fn write_raw(path: &Path, pcm: &[f32]) {
     let bytes: Vec<u8> = pcm
         .iter()
         .flat_map(|x| ((x.clamp(-1.0, 1.0) * 32767.0) as i16).to_le_bytes())
@@ -97,7 +97,7 @@ pub fn write_raw(path: &Path, pcm: &[f32]) {
 }
 
 /// `text` spoken by espeak-ng (through the engine's own binding), as 16 kHz mono samples.
-pub fn formant(text: &str) -> Vec<f32> {
+pub(crate) fn formant(text: &str) -> Vec<f32> {
     let (pcm, rate) = umwelt::voice::phonemes::formant_speech(text, "en-us", 175).unwrap();
     umwelt::audio::resample(&pcm, rate, 16_000).unwrap()
 }
@@ -109,13 +109,13 @@ static PROCESS: RwLock<()> = RwLock::new(());
 /// For a test that changes nothing process-wide: it runs alongside the other shared tests, and
 /// never while a test flips process-wide state (so, for instance, `optimisations::enabled()`
 /// stays what it was when the test started).
-pub fn shared() -> RwLockReadGuard<'static, ()> {
+pub(crate) fn shared() -> RwLockReadGuard<'static, ()> {
     PROCESS.read().unwrap_or_else(|p| p.into_inner())
 }
 
 /// For a test that flips process-wide state (`optimisations::set_enabled`): no other test of the
 /// process runs meanwhile.
-pub fn exclusive() -> RwLockWriteGuard<'static, ()> {
+pub(crate) fn exclusive() -> RwLockWriteGuard<'static, ()> {
     PROCESS.write().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -137,7 +137,7 @@ pub(crate) use own_process;
 /// `here`: the path of a function inside the test (`it::module::test::here`). In the parent:
 /// runs the test in a child and returns true once it passed (panics with its output if not). In
 /// the child: returns false, and the test runs.
-pub fn run_in_own_process(here: &str) -> bool {
+pub(crate) fn run_in_own_process(here: &str) -> bool {
     let path = here
         .strip_suffix("::here")
         .expect("called through own_process!()");

@@ -9,9 +9,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { launch, root, screenshot, tempDir } from "./fixtures.mjs";
+import { application, launch, screenshot, tempDir } from "./fixtures.mjs";
 
-const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 const home = tempDir("umwelt-browser-");
 // HOME moves Downloads (the default export place) into the test's folder; the models stay.
 const env = {
@@ -129,6 +128,11 @@ test("import, search, edit and restore, undo a delete, forget a session, transcr
       await browser.waitUntil(async () => (await texts(browser, "#memories")).length === 4, { timeout: 20_000, timeoutMsg: "the four notes are not listed" });
       const days = await browser.execute(() => Array.from(document.querySelectorAll("#memories .day"), (e) => e.textContent));
       assert.ok(days.length >= 2, `grouped by day: ${days}`);
+      // The list places its rows with inline styles; the CSP allows no inline style attribute
+      // (style-src 'self'), so they must be set through the CSSOM, as Svelte does. Were one
+      // blocked, every row would sit at the top, on one another.
+      const tops = await browser.execute(() => Array.from(document.querySelectorAll("#memories .slot"), (e) => e.getBoundingClientRect().top));
+      assert.equal(new Set(tops).size, tops.length, `each row at its own place: ${tops}`);
       await screenshot(browser, "browser-imported.png");
     });
 

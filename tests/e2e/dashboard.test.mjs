@@ -5,9 +5,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, root, screenshot, tempDir } from "./fixtures.mjs";
+import { application, launch, root, screenshot, tempDir } from "./fixtures.mjs";
 
-const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 const home = tempDir("umwelt-dash-");
 const env = { XDG_CONFIG_HOME: home, UMWELT_DATA_DIR: path.join(home, "data"), HOME: home };
 

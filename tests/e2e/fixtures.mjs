@@ -9,6 +9,11 @@ import { remote } from "webdriverio";
 
 export const root = path.resolve(import.meta.dirname, "../..");
 export const artifacts = path.join(root, "test-artifacts");
+/** The app under test: $UMWELT_APP, or the release build scripts/setup.sh makes (the binary the
+ * package ships), in the scripts' build folder. */
+export const application =
+  process.env.UMWELT_APP ??
+  path.join(process.env.CARGO_TARGET_DIR ?? path.join(os.homedir(), ".cache", "umwelt", "target"), "release", "umwelt");
 
 /** Speech as raw S16_LE 16 kHz mono, made with espeak-ng and sox. */
 export function speechRaw(dir, text) {

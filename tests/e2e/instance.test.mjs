@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, root, screenshot, tempDir } from "./fixtures.mjs";
+import { application, launch, screenshot, tempDir } from "./fixtures.mjs";
 
 /** The text of the memory list. (Its rows are positioned by transform inside a scroller, and
  * WebDriver's idea of visible text leaves their first lines out: read the DOM's text.) */
@@ -14,7 +14,6 @@ function listedText(browser) {
   return browser.execute(() => document.querySelector("#memories")?.textContent ?? "");
 }
 
-const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 
 function run(env) {
   return new Promise((resolve, reject) => {

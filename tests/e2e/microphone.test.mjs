@@ -6,9 +6,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { fifoMicrophone, launch, root, screenshot, speechRaw, tempDir } from "./fixtures.mjs";
+import { application, fifoMicrophone, launch, screenshot, speechRaw, tempDir } from "./fixtures.mjs";
 
-const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 let mic, checkMic;
 let home, checkHome;
 

@@ -5,9 +5,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { fifoMicrophone, launch, root, screenshot, speechRaw, tempDir, waitForLiveText } from "./fixtures.mjs";
+import { application, fifoMicrophone, launch, screenshot, speechRaw, tempDir, waitForLiveText } from "./fixtures.mjs";
 
-const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 // UMWELT_E2E_HOME lets tests/deb/test.sh find the data this run leaves behind.
 const home = process.env.UMWELT_E2E_HOME ?? tempDir("umwelt-e2e-");
 fs.mkdirSync(home, { recursive: true });

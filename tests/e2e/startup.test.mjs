@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, root, screenshot, tempDir } from "./fixtures.mjs";
+import { application, launch, screenshot, tempDir } from "./fixtures.mjs";
 
 /** The text of the memory list. (Its rows are positioned by transform inside a scroller, and
  * WebDriver's idea of visible text leaves their first lines out: read the DOM's text.) */
@@ -12,7 +12,6 @@ function listedText(browser) {
   return browser.execute(() => document.querySelector("#memories")?.textContent ?? "");
 }
 
-const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 
 test("a damaged settings file is set aside and the window says so", { timeout: 120_000 }, async () => {
   const home = tempDir("umwelt-e2e-startup-");

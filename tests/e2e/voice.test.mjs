@@ -6,9 +6,8 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, root, screenshot, tempDir } from "./fixtures.mjs";
+import { application, launch, screenshot, tempDir } from "./fixtures.mjs";
 
-const application = process.env.UMWELT_APP ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "target"), "debug", "umwelt");
 const home = tempDir("umwelt-voice-");
 const env = { XDG_CONFIG_HOME: home, UMWELT_DATA_DIR: path.join(home, "data") };
 const NOTE = "the spare key is under the blue flower pot";

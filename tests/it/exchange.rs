@@ -368,6 +368,28 @@ fn an_imported_note_naming_a_file_of_the_users_never_deletes_it() {
     store.forget("me").unwrap();
     assert_eq!(std::fs::read(&taxes).unwrap(), b"the user's own");
     assert!(!ours.exists(), "Umwelt's own recording goes with its memory");
+
+    // A dictation still waiting as a draft: its recording, its spool and the draft itself are
+    // the draft's; a note that names them links none, and deleting the note leaves them.
+    let pending = store.recordings_dir().join("1700000000001.wav");
+    umwelt::audio::write_wav_16k_mono(&pending, &[0.0; 1600]).unwrap();
+    let draft = store.recordings_dir().join("1700000000001.draft.json");
+    std::fs::write(&draft, b"{}").unwrap();
+    let spool = store.recordings_dir().join("1700000000002.spool");
+    std::fs::write(&spool, b"spooled").unwrap();
+    note("f.md", &pending.to_string_lossy());
+    note("g.md", &draft.to_string_lossy());
+    note("h.md", &spool.to_string_lossy());
+    let names: Vec<_> = ["f.md", "g.md", "h.md"].iter().map(|n| notes.join(n)).collect();
+    let drafts = exchange::import_paths(&store, &names, "me").unwrap();
+    assert_eq!(drafts.imported.len(), 3, "{drafts:?}");
+    assert_eq!(drafts.unlinked.len(), 3, "{drafts:?}");
+    assert!(drafts.unlinked.iter().all(|u| u.why.contains("draft")), "{drafts:?}");
+    for id in &drafts.imported {
+        assert_eq!(store.get(*id).unwrap().audio_path, None);
+        store.delete(*id).unwrap();
+    }
+    assert!(pending.exists() && draft.exists() && spool.exists(), "a draft's files stay");
     let e = store.recording_file(&taxes.to_string_lossy()).unwrap_err().to_string();
     assert!(e.contains("not in Umwelt's recordings folder"), "{e}");
 }
@@ -462,4 +484,75 @@ fn the_cli_export_keeps_an_existing_file_unless_told_to_overwrite() {
     assert!(run(&["--overwrite"]).status.success());
     assert!(std::fs::read_to_string(&out).unwrap().contains("buy milk"));
     assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn a_markdown_export_into_a_folder_of_the_users_leaves_its_mode_and_files_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let _process = common::shared();
+    let (dir, db) = common::temp_db();
+    Store::open(&db).unwrap().remember("me", "", "buy milk").unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let export = |to: &std::path::Path, extra: &[&str]| {
+        cli(&db)
+            .args(["export", "--markdown"])
+            .arg(to)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+
+    // The user's own folder (say ~/Documents, 0755): the notes go in, its mode stays.
+    let documents = dir.path().join("Documents");
+    std::fs::create_dir(&documents).unwrap();
+    std::fs::set_permissions(&documents, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(documents.join("taxes.txt"), b"the user's").unwrap();
+    let out = export(&documents, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(mode(&documents), 0o755, "the user's folder keeps its mode");
+    let notes: Vec<_> = std::fs::read_dir(&documents)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(mode(&notes[0]), 0o600, "each note is private");
+    assert_eq!(std::fs::read(documents.join("taxes.txt")).unwrap(), b"the user's");
+
+    // Again: the note is there, so nothing is written unless the user confirmed.
+    std::fs::write(&notes[0], b"edited by the user").unwrap();
+    let again = export(&documents, &[]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    assert_eq!(std::fs::read(&notes[0]).unwrap(), b"edited by the user");
+
+    // A folder the export makes is the export's own: private.
+    let fresh = dir.path().join("new export");
+    assert!(export(&fresh, &[]).status.success());
+    assert_eq!(mode(&fresh), 0o700);
+}
+
+/// Folders nested deeper than an import goes: the notes above the limit come in, the folder past
+/// it is skipped with its reason.
+#[test]
+fn an_import_goes_only_so_many_folders_deep_and_says_where_it_stopped() {
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("m.sqlite")).unwrap();
+    let notes = dir.path().join("notes");
+    let mut deep = notes.clone();
+    for level in 0..=exchange::MAX_DEPTH + 1 {
+        deep = deep.join(format!("d{level}"));
+        std::fs::create_dir_all(&deep).unwrap();
+        if level == 2 || level == exchange::MAX_DEPTH + 1 {
+            std::fs::write(deep.join("note.md"), format!("a note {level} folders down")).unwrap();
+        }
+    }
+    let report = exchange::import_paths(&store, std::slice::from_ref(&notes), "me").unwrap();
+    assert_eq!(report.imported.len(), 1, "{report:?}");
+    assert!(store.get(report.imported[0]).unwrap().text.contains("2 folders down"));
+    assert!(
+        report.skipped.iter().any(|s| s.why.contains("folders deep")),
+        "{report:?}"
+    );
 }

@@ -11,7 +11,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use umwelt::bench::{self, Runs};
+use umwelt::bench;
+use umwelt::perf_db::Runs;
 use umwelt::settings::Settings;
 use umwelt::speech::spool::{self, SpoolWriter};
 

@@ -103,6 +103,22 @@ fn a_killed_dictation_is_recovered_at_the_next_start() {
     let list = store.list(umwelt::store::DEFAULT_SCOPE, 10, None).unwrap();
     assert_eq!(list.len(), 1);
     assert!(std::path::Path::new(list[0].audio_path.as_ref().unwrap()).exists());
+    // What the CLI made is private from other users, whatever the caller's umask: the memory
+    // file with its log, the recordings folder and every recording in it (the damaged spool is
+    // the test's own file).
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&recordings), 0o700);
+    let mut made = vec![db.clone(), db.with_extension("sqlite-wal")];
+    made.extend(
+        std::fs::read_dir(&recordings)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.ends_with("1.spool.damaged")),
+    );
+    for p in made.iter().filter(|p| p.exists()) {
+        assert_eq!(mode(p), 0o600, "{} is readable by others", p.display());
+    }
 }
 
 #[test]

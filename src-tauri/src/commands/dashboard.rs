@@ -5,10 +5,8 @@ use std::sync::atomic::Ordering;
 
 use tauri::ipc::Channel;
 use tauri::State;
-use umwelt::bench::{
-    self, BenchConfig, Delta, Machine, Progress, Report, RunSummary, ScenarioView, TimingKind,
-    TimingSeries,
-};
+use umwelt::bench::{self, BenchConfig, Delta, Machine, Progress, Report, ScenarioView};
+use umwelt::perf_db::{RunSummary, TimingKind, TimingSeries};
 
 use super::blocking;
 use crate::error::{CmdResult, CommandError, ErrorKind};

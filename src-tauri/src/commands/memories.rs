@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use tauri::State;
-use umwelt::bench::TimingKind;
+use umwelt::perf_db::TimingKind;
 use umwelt::clock::now_ms;
 use umwelt::store::{
     journal::{Message, Turn},
@@ -49,7 +49,7 @@ pub async fn search(
 /// Run a search, keeping its time as the dashboard's real "recall" timing. The time is written
 /// on another thread: the window does not wait for the performance database.
 fn timed_search<T>(
-    runs: &Arc<umwelt::bench::Runs>,
+    runs: &Arc<umwelt::perf_db::Runs>,
     search: impl FnOnce() -> umwelt::Result<T>,
 ) -> umwelt::Result<T> {
     let t = Instant::now();

@@ -2,7 +2,7 @@
 //! (`crate::managers::speaker`) and the engine do the work.
 
 use tauri::State;
-use umwelt::bench::TimingKind;
+use umwelt::perf_db::TimingKind;
 use umwelt::clock::now_ms;
 use umwelt::store::journal::{Stage, Turn};
 use umwelt::voice::{self, Output, SpeechReport, VoiceInfo};

@@ -4,7 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use umwelt::bench::{self, BenchConfig, Progress, RunSummary, Runs};
+use umwelt::bench::{self, BenchConfig, Progress};
+use umwelt::perf_db::{RunSummary, Runs};
 
 /// Whether a benchmark runs, and its cancel flag.
 #[derive(Default)]

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use umwelt::bench::{Runs, TimingKind};
+use umwelt::perf_db::{Runs, TimingKind};
 use umwelt::clock::now_ms;
 use umwelt::settings::Settings;
 use umwelt::speech::{
@@ -385,11 +385,7 @@ impl SystemMicrophones {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .decoding();
-        Ok(Ears {
-            vad: self.vad.get()?,
-            transcriber: self.transcriber.get()?,
-            decoding,
-        })
+        Ears::from_loaded(&self.vad, &self.transcriber, decoding)
     }
 }
 

@@ -33,7 +33,7 @@ pub const SUITES: &[Suite] = &[ENGINE, town::SUITE];
 
 /// The app's own scenarios: memory, embedding, speech, voice and loading the models. `umwelt-cli bench`, the
 /// dashboard and criterion run this one.
-pub const ENGINE: Suite = Suite {
+pub(super) const ENGINE: Suite = Suite {
     name: "engine",
     about: "the app's engine: memory, embedding, speech and voice",
     areas: &[
@@ -332,7 +332,7 @@ impl<'a> Ctx<'a> {
 }
 
 /// One iteration's result: milliseconds, and for retrieval the ids it returned.
-pub struct Sample {
+pub(super) struct Sample {
     pub ms: f64,
     pub ids: Option<Vec<i64>>,
 }

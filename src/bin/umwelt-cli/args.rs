@@ -12,7 +12,7 @@ use umwelt::{speech, voice};
     version,
     about = "Umwelt's memory engine from the command line"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The memory file to use (default: the app's own, under the user's data directory).
     #[arg(long, global = true)]
     pub db: Option<PathBuf>,
@@ -21,7 +21,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Remember a text.
     Remember(RememberArgs),
     /// Find memories by meaning (blended with recency).
@@ -95,7 +95,7 @@ pub enum Command {
 }
 
 #[derive(Args)]
-pub struct RememberArgs {
+pub(crate) struct RememberArgs {
     #[arg(long, default_value = DEFAULT_SCOPE)]
     pub scope: String,
     #[arg(long, default_value = "")]
@@ -104,7 +104,7 @@ pub struct RememberArgs {
 }
 
 #[derive(Args)]
-pub struct RecallArgs {
+pub(crate) struct RecallArgs {
     #[arg(long, default_value = DEFAULT_SCOPE)]
     pub scope: String,
     /// Only this session.
@@ -118,7 +118,7 @@ pub struct RecallArgs {
 }
 
 #[derive(Args)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     #[arg(long, default_value = DEFAULT_SCOPE)]
     pub scope: String,
     /// Search the claims this holder holds (who-holds-what), instead of a scope's memories.
@@ -145,7 +145,7 @@ pub struct SearchArgs {
 }
 
 #[derive(Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     #[arg(long, default_value = DEFAULT_SCOPE)]
     pub scope: String,
     #[arg(long, default_value_t = 50)]
@@ -155,7 +155,7 @@ pub struct ListArgs {
 }
 
 #[derive(Args)]
-pub struct EditArgs {
+pub(crate) struct EditArgs {
     pub id: i64,
     /// The new text (not with --versions or --restore).
     #[arg(required_unless_present_any = ["versions", "restore"])]
@@ -171,7 +171,7 @@ pub struct EditArgs {
 }
 
 #[derive(Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// Notes without a scope of their own go to this one.
     #[arg(long, default_value = DEFAULT_SCOPE)]
     pub scope: String,
@@ -183,7 +183,7 @@ pub struct ImportArgs {
 
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("destination").required(true).multiple(false)))]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// Everything, losslessly, as one JSON file.
     #[arg(long, value_name = "FILE", group = "destination")]
     pub json: Option<PathBuf>,
@@ -197,19 +197,19 @@ pub struct ExportArgs {
 }
 
 #[derive(Args)]
-pub struct DeleteArgs {
+pub(crate) struct DeleteArgs {
     pub id: i64,
 }
 
 #[derive(Args)]
-pub struct NotebookArgs {
+pub(crate) struct NotebookArgs {
     /// How many notes.
     #[arg(long, default_value_t = 100_000)]
     pub size: usize,
 }
 
 #[derive(Args)]
-pub struct TranscribeArgs {
+pub(crate) struct TranscribeArgs {
     /// No temperature fallback.
     #[arg(long)]
     pub no_fallback: bool,
@@ -233,7 +233,7 @@ pub struct TranscribeArgs {
 }
 
 #[derive(Args)]
-pub struct RecordArgs {
+pub(crate) struct RecordArgs {
     #[arg(long)]
     pub device: Option<String>,
     #[arg(long)]
@@ -244,13 +244,13 @@ pub struct RecordArgs {
 }
 
 #[derive(Args)]
-pub struct RecoverArgs {
+pub(crate) struct RecoverArgs {
     #[arg(long)]
     pub recordings: Option<PathBuf>,
 }
 
 #[derive(Args)]
-pub struct SpeakArgs {
+pub(crate) struct SpeakArgs {
     /// A voice id (see `umwelt-cli voices`).
     #[arg(long, default_value = voice::DEFAULT_VOICE)]
     pub voice: String,
@@ -271,13 +271,13 @@ pub struct SpeakArgs {
 }
 
 #[derive(Args)]
-pub struct VoicesArgs {
+pub(crate) struct VoicesArgs {
     #[arg(long)]
     pub devices: bool,
 }
 
 #[derive(Args)]
-pub struct WerArgs {
+pub(crate) struct WerArgs {
     /// formant (espeak-ng), neural (Kokoro) or both.
     #[arg(long, default_value = "both")]
     pub kind: String,
@@ -315,7 +315,7 @@ pub struct WerArgs {
 }
 
 #[derive(Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// The suite: `engine` (the app's, the default) or `town` (who holds what).
     #[arg(long, default_value = "engine")]
     pub suite: String,
@@ -350,12 +350,12 @@ pub struct BenchArgs {
 }
 
 #[derive(Subcommand)]
-pub enum HolderCommand {
+pub(crate) enum HolderCommand {
     Add { name: String },
 }
 
 #[derive(Subcommand)]
-pub enum ClaimCommand {
+pub(crate) enum ClaimCommand {
     Add(ClaimAddArgs),
 }
 
@@ -372,7 +372,7 @@ fn axis(s: &str) -> Result<(String, i64), String> {
 }
 
 #[derive(Args)]
-pub struct ClaimAddArgs {
+pub(crate) struct ClaimAddArgs {
     #[arg(long)]
     pub holder: String,
     /// An entity the claim is about (repeatable).
@@ -389,7 +389,7 @@ pub struct ClaimAddArgs {
 }
 
 #[derive(Args)]
-pub struct TellArgs {
+pub(crate) struct TellArgs {
     #[arg(long)]
     pub from: String,
     #[arg(long)]
@@ -400,7 +400,7 @@ pub struct TellArgs {
 }
 
 #[derive(Args)]
-pub struct WitnessArgs {
+pub(crate) struct WitnessArgs {
     #[arg(long)]
     pub claim: i64,
     /// Holders, comma-separated.
@@ -411,7 +411,7 @@ pub struct WitnessArgs {
 }
 
 #[derive(Args)]
-pub struct AdjustArgs {
+pub(crate) struct AdjustArgs {
     #[arg(long)]
     pub holder: String,
     #[arg(long)]
@@ -423,7 +423,7 @@ pub struct AdjustArgs {
 }
 
 #[derive(Args)]
-pub struct HoldsArgs {
+pub(crate) struct HoldsArgs {
     #[arg(long)]
     pub draft: Option<i64>,
     /// Read as of a position on an axis, NAME=POS.
@@ -434,7 +434,7 @@ pub struct HoldsArgs {
 }
 
 #[derive(Args)]
-pub struct WhoHoldsArgs {
+pub(crate) struct WhoHoldsArgs {
     #[arg(long)]
     pub draft: Option<i64>,
     #[arg(long, value_parser = axis)]
@@ -445,7 +445,7 @@ pub struct WhoHoldsArgs {
 }
 
 #[derive(Args)]
-pub struct HoldingsArgs {
+pub(crate) struct HoldingsArgs {
     #[arg(long, conflicts_with = "about", required_unless_present = "about")]
     pub holder: Option<String>,
     /// An entity: every holding of a claim about it.
@@ -465,7 +465,7 @@ pub struct HoldingsArgs {
 }
 
 #[derive(Subcommand)]
-pub enum DraftCommand {
+pub(crate) enum DraftCommand {
     /// Open a draft (prints its id).
     Open {
         #[arg(long)]
@@ -478,7 +478,7 @@ pub enum DraftCommand {
 }
 
 #[derive(Args)]
-pub struct TownArgs {
+pub(crate) struct TownArgs {
     /// Days (1 to 3 360; the full town is 3 360).
     #[arg(long)]
     pub days: usize,
@@ -487,7 +487,7 @@ pub struct TownArgs {
 }
 
 #[derive(Subcommand)]
-pub enum ModelsCommand {
+pub(crate) enum ModelsCommand {
     /// Verify every model file the app loads against the manifest.
     Check,
     /// Convert a CTranslate2 whisper model to a GGML file for whisper.cpp.
@@ -495,7 +495,7 @@ pub enum ModelsCommand {
 }
 
 #[derive(Args)]
-pub struct ConvertWhisperArgs {
+pub(crate) struct ConvertWhisperArgs {
     #[arg(long)]
     pub ct2: PathBuf,
     /// `mel_80.npy` from openai-whisper's `mel_filters.npz`.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::args::{BenchArgs, NotebookArgs};
 
-pub fn bench(a: BenchArgs) -> Result<()> {
+pub(crate) fn bench(a: BenchArgs) -> Result<()> {
     let before = match &a.compare {
         Some(p) => Some(bench::parse_report(&std::fs::read_to_string(p).map_err(
             |e| Error::Io {
@@ -68,7 +68,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
 }
 
 /// `notebook`: a new memory file filled with generated notes.
-pub fn notebook(db: &Option<PathBuf>, a: NotebookArgs) -> Result<()> {
+pub(crate) fn notebook(db: &Option<PathBuf>, a: NotebookArgs) -> Result<()> {
     let path = db.clone().unwrap_or_else(umwelt::paths::default_db);
     let t0 = std::time::Instant::now();
     umwelt::bench::corpus::build_notebook(&path, a.size, umwelt::clock::now_ms())?;

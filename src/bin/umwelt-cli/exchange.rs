@@ -8,7 +8,7 @@ use umwelt::Result;
 use crate::args::{ExportArgs, ImportArgs};
 use crate::memory::{open, print_json};
 
-pub fn import(db: &Option<PathBuf>, a: ImportArgs) -> Result<()> {
+pub(crate) fn import(db: &Option<PathBuf>, a: ImportArgs) -> Result<()> {
     let store = open(db)?;
     let t0 = std::time::Instant::now();
     let report = exchange::import_paths(&store, &a.paths, &a.scope)?;
@@ -33,7 +33,7 @@ pub fn import(db: &Option<PathBuf>, a: ImportArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn export(db: &Option<PathBuf>, a: ExportArgs) -> Result<()> {
+pub(crate) fn export(db: &Option<PathBuf>, a: ExportArgs) -> Result<()> {
     let e = exchange::export(&open(db)?)?;
     let overwrite = if a.overwrite {
         exchange::Overwrite::Yes

@@ -23,12 +23,12 @@ fn view(draft: Option<i64>, axis: Option<(String, i64)>) -> View {
     }
 }
 
-pub fn holder_add(db: &Option<PathBuf>, name: &str) -> Result<()> {
+pub(crate) fn holder_add(db: &Option<PathBuf>, name: &str) -> Result<()> {
     println!("{}", open(db)?.add_holder(name)?);
     Ok(())
 }
 
-pub fn claim_add(db: &Option<PathBuf>, a: ClaimAddArgs) -> Result<()> {
+pub(crate) fn claim_add(db: &Option<PathBuf>, a: ClaimAddArgs) -> Result<()> {
     let store = open(db)?;
     let holder = store.holder(&a.holder)?;
     // A claim has one vector: embedded before anything is written, so a missing model leaves
@@ -50,7 +50,7 @@ pub fn claim_add(db: &Option<PathBuf>, a: ClaimAddArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn tell(db: &Option<PathBuf>, a: TellArgs) -> Result<()> {
+pub(crate) fn tell(db: &Option<PathBuf>, a: TellArgs) -> Result<()> {
     let store = open(db)?;
     let t = Telling {
         claim: a.claim,
@@ -68,7 +68,7 @@ pub fn tell(db: &Option<PathBuf>, a: TellArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn witness(db: &Option<PathBuf>, a: WitnessArgs) -> Result<()> {
+pub(crate) fn witness(db: &Option<PathBuf>, a: WitnessArgs) -> Result<()> {
     let store = open(db)?;
     let holders = a
         .holders
@@ -80,21 +80,21 @@ pub fn witness(db: &Option<PathBuf>, a: WitnessArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn adjust(db: &Option<PathBuf>, a: AdjustArgs) -> Result<()> {
+pub(crate) fn adjust(db: &Option<PathBuf>, a: AdjustArgs) -> Result<()> {
     let store = open(db)?;
     let holder = store.holder(&a.holder)?;
     store.adjust_batch(&view(a.draft, None), &[(holder, a.claim, a.strength)])?;
     Ok(())
 }
 
-pub fn holds(db: &Option<PathBuf>, a: HoldsArgs) -> Result<()> {
+pub(crate) fn holds(db: &Option<PathBuf>, a: HoldsArgs) -> Result<()> {
     let store = open(db)?;
     let holder = store.holder(&a.holder)?;
     println!("{}", store.holds(&view(a.draft, a.axis), holder, a.claim)?);
     Ok(())
 }
 
-pub fn who_holds(db: &Option<PathBuf>, a: WhoHoldsArgs) -> Result<()> {
+pub(crate) fn who_holds(db: &Option<PathBuf>, a: WhoHoldsArgs) -> Result<()> {
     let who = open(db)?.who_holds(&view(a.draft, a.axis), a.claim)?;
     if a.json {
         print_json(&who);
@@ -113,7 +113,7 @@ pub fn who_holds(db: &Option<PathBuf>, a: WhoHoldsArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn holdings(db: &Option<PathBuf>, a: HoldingsArgs) -> Result<()> {
+pub(crate) fn holdings(db: &Option<PathBuf>, a: HoldingsArgs) -> Result<()> {
     let store = open(db)?;
     let listing = match (&a.holder, a.about) {
         (Some(h), _) => Listing::Holder(store.holder(h)?),
@@ -150,21 +150,21 @@ pub fn holdings(db: &Option<PathBuf>, a: HoldingsArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn draft_open(db: &Option<PathBuf>, parent: Option<i64>) -> Result<()> {
+pub(crate) fn draft_open(db: &Option<PathBuf>, parent: Option<i64>) -> Result<()> {
     println!("{}", open(db)?.open_draft(parent)?);
     Ok(())
 }
 
-pub fn draft_merge(db: &Option<PathBuf>, draft: i64) -> Result<()> {
+pub(crate) fn draft_merge(db: &Option<PathBuf>, draft: i64) -> Result<()> {
     open(db)?.merge_draft(draft)
 }
 
-pub fn draft_discard(db: &Option<PathBuf>, draft: i64) -> Result<()> {
+pub(crate) fn draft_discard(db: &Option<PathBuf>, draft: i64) -> Result<()> {
     open(db)?.discard_draft(draft)
 }
 
 /// `search --holder H | --narrator`: the claims the reader sees, by words and meaning.
-pub fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
+pub(crate) fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
     let store = open(db)?;
     let reader = match &a.holder {
         Some(h) => Reader::Holder(store.holder(h)?),
@@ -199,7 +199,7 @@ pub fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn town(db: &Option<PathBuf>, a: TownArgs) -> Result<()> {
+pub(crate) fn town(db: &Option<PathBuf>, a: TownArgs) -> Result<()> {
     let Some(path) = db.clone() else {
         return Err(Error::InvalidInput(
             "give the town its own file with --db FILE (a town never goes into your memories)"

@@ -20,6 +20,8 @@ use clap::Parser;
 fn main() -> ExitCode {
     // The harness's memory scenarios start this program again to measure a fresh process.
     umwelt::bench::memory_probe::run_if_asked();
+    // What the CLI creates (the memory file, recordings, drafts, exports) is the user's alone.
+    umwelt::paths::private_umask();
     let cli = Cli::parse();
     // The engine's warnings (a file it could not remove, a damaged file set aside) on stderr.
     let _already = tracing_subscriber::fmt()

@@ -7,7 +7,7 @@ use umwelt::{paths, Result, Store};
 use crate::args::{DeleteArgs, EditArgs, ListArgs, RecallArgs, RememberArgs, SearchArgs};
 
 /// The memory file `--db` names, or the app's own.
-pub fn open(db: &Option<PathBuf>) -> Result<Store> {
+pub(crate) fn open(db: &Option<PathBuf>) -> Result<Store> {
     match db {
         Some(db) => Store::open(db),
         None => {
@@ -20,17 +20,17 @@ pub fn open(db: &Option<PathBuf>) -> Result<Store> {
     }
 }
 
-pub fn print_json<T: serde::Serialize>(v: &T) {
+pub(crate) fn print_json<T: serde::Serialize>(v: &T) {
     println!("{}", serde_json::to_string_pretty(v).expect("serialisable"));
 }
 
-pub fn remember(db: &Option<PathBuf>, a: RememberArgs) -> Result<()> {
+pub(crate) fn remember(db: &Option<PathBuf>, a: RememberArgs) -> Result<()> {
     let id = open(db)?.remember(&a.scope, &a.session, &a.text)?;
     println!("{id}");
     Ok(())
 }
 
-pub fn recall(db: &Option<PathBuf>, a: RecallArgs) -> Result<()> {
+pub(crate) fn recall(db: &Option<PathBuf>, a: RecallArgs) -> Result<()> {
     let hits = open(db)?.recall(&a.query, &a.scope, a.session.as_deref(), a.k)?;
     if a.json {
         print_json(&hits);
@@ -42,7 +42,7 @@ pub fn recall(db: &Option<PathBuf>, a: RecallArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
+pub(crate) fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
     let hits = open(db)?.search(&a.query, &a.scope, a.session.as_deref(), a.k)?;
     if a.json {
         if a.explain {
@@ -71,7 +71,7 @@ pub fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn edit(db: &Option<PathBuf>, a: EditArgs) -> Result<()> {
+pub(crate) fn edit(db: &Option<PathBuf>, a: EditArgs) -> Result<()> {
     let store = open(db)?;
     if a.versions {
         let versions = store.versions(a.id)?;
@@ -97,7 +97,7 @@ pub fn edit(db: &Option<PathBuf>, a: EditArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn list(db: &Option<PathBuf>, a: ListArgs) -> Result<()> {
+pub(crate) fn list(db: &Option<PathBuf>, a: ListArgs) -> Result<()> {
     let list = open(db)?.list(&a.scope, a.limit, None)?;
     if a.json {
         print_json(&list);
@@ -109,6 +109,6 @@ pub fn list(db: &Option<PathBuf>, a: ListArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn delete(db: &Option<PathBuf>, a: DeleteArgs) -> Result<()> {
+pub(crate) fn delete(db: &Option<PathBuf>, a: DeleteArgs) -> Result<()> {
     open(db)?.delete(a.id)
 }

@@ -4,7 +4,7 @@ use umwelt::{models, Error, Result};
 
 use crate::args::ConvertWhisperArgs;
 
-pub fn check() -> Result<()> {
+pub(crate) fn check() -> Result<()> {
     let mut bad = 0;
     for (name, r) in models::check_all() {
         match r {
@@ -23,7 +23,7 @@ pub fn check() -> Result<()> {
     Ok(())
 }
 
-pub fn convert_whisper(a: ConvertWhisperArgs) -> Result<()> {
+pub(crate) fn convert_whisper(a: ConvertWhisperArgs) -> Result<()> {
     let h = models::whisper_ggml::convert_files(&a.ct2, &a.mel, &a.vocab, &a.out)?;
     eprintln!(
         "wrote {} ({} audio layers, {} text layers, vocabulary {})",

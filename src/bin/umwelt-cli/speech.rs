@@ -10,7 +10,7 @@ use umwelt::{speech, Error, Result, Store};
 use crate::args::{RecordArgs, RecoverArgs, TranscribeArgs, WerArgs};
 use crate::memory::open;
 
-pub fn transcribe(a: TranscribeArgs) -> Result<()> {
+pub(crate) fn transcribe(a: TranscribeArgs) -> Result<()> {
     let t = speech::Transcriber::load_model(&a.model)?;
     let how = speech::Decoding {
         beam: a.beam,
@@ -70,7 +70,7 @@ fn open_with_recordings(db: &Option<PathBuf>, recordings: Option<PathBuf>) -> Re
     })
 }
 
-pub fn record(db: &Option<PathBuf>, a: RecordArgs) -> Result<()> {
+pub(crate) fn record(db: &Option<PathBuf>, a: RecordArgs) -> Result<()> {
     let store = open_with_recordings(db, a.recordings)?;
     let ears = speech::Ears::load()?;
     let dictation = speech::DictationDrafts::new(store.recordings_dir());
@@ -102,7 +102,7 @@ pub fn record(db: &Option<PathBuf>, a: RecordArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn recover(db: &Option<PathBuf>, a: RecoverArgs) -> Result<()> {
+pub(crate) fn recover(db: &Option<PathBuf>, a: RecoverArgs) -> Result<()> {
     let store = open_with_recordings(db, a.recordings)?;
     let dictation = speech::DictationDrafts::new(store.recordings_dir());
     let r = dictation.recover(&speech::Ears::load, &store);
@@ -165,7 +165,7 @@ fn field(s: &str) -> String {
     s.replace(['\t', '\n', '\r'], " ")
 }
 
-pub fn wer(a: WerArgs) -> Result<()> {
+pub(crate) fn wer(a: WerArgs) -> Result<()> {
     if let Some(path) = &a.score {
         return score_file(path);
     }

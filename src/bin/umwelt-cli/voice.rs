@@ -4,7 +4,7 @@ use umwelt::{voice, Result};
 
 use crate::args::{SpeakArgs, VoicesArgs};
 
-pub fn speak(a: SpeakArgs) -> Result<()> {
+pub(crate) fn speak(a: SpeakArgs) -> Result<()> {
     if a.tokens {
         let (phonemes, ids, file) = voice::Speaker::new().first_phrase(&a.text, &a.voice)?;
         let out = serde_json::json!({ "phonemes": phonemes, "ids": ids, "voice_file": file });
@@ -48,7 +48,7 @@ pub fn speak(a: SpeakArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn voices(a: VoicesArgs) -> Result<()> {
+pub(crate) fn voices(a: VoicesArgs) -> Result<()> {
     for v in voice::voices() {
         println!("{:<14} {:<10} {:<9} {}", v.id, v.name, v.accent, v.gender);
     }

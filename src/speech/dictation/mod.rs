@@ -46,6 +46,22 @@ pub use draft::{Draft, SOURCE_DICTATED, SOURCE_TRANSCRIBED};
 pub use from_microphone::{ClosedDictation, LiveDictation};
 pub use recover::Recovery;
 
+/// Whether `path` is one of a dictation's own files rather than a saved memory's recording: a
+/// spool, a draft, a file being written, or the recording of a dictation still waiting as a
+/// draft (`<id>.<ext>` beside `<id>.draft.json`). An imported note may link none of them:
+/// deleting the note would delete the draft's audio.
+pub fn is_a_drafts_file(path: &std::path::Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return true;
+    };
+    const DRAFTS: [&str; 5] = [".spool", ".spool.damaged", ".draft.json", ".draft.discarded", ".part"];
+    if DRAFTS.iter().any(|s| name.ends_with(s)) {
+        return true;
+    }
+    let id = name.split_once('.').map_or(name, |(id, _)| id);
+    path.with_file_name(format!("{id}.draft.json")).exists()
+}
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

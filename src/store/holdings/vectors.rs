@@ -21,7 +21,7 @@ use crate::embed::EMBED_DIM;
 use crate::error::{Error, Result};
 use crate::store::index::{side_file_failed, IdBuild, QueryCode, VecIndex, CODE_BYTES};
 use crate::store::recall::check_k;
-use crate::store::{f32_bytes, write_tx, Store, COMMON_DOCS, RRF_K, WRITES};
+use crate::store::{f32_bytes, fusion, write_tx, Store, COMMON_DOCS, WRITES};
 use std::sync::atomic::Ordering;
 
 /// One holder's held claims' 4-bit codes side by side, with their rows in the claim index (for
@@ -446,13 +446,11 @@ impl Store {
             w.keyword_rank = Some(i as u32 + 1);
             w.bm25 = *b;
         }
-        let rrf = |r: Option<u32>| r.map_or(0.0, |r| 1.0 / (f64::from(RRF_K) + f64::from(r)));
-        let mut ranked: Vec<(f64, ClaimId, ClaimWhy)> = fused
+        let scored = fused
             .into_iter()
-            .map(|(id, w)| (rrf(w.keyword_rank) + rrf(w.meaning_rank), id, w))
+            .map(|(id, w)| (fusion::score(w.keyword_rank, w.meaning_rank), id, w))
             .collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        ranked.truncate(k);
+        let ranked = fusion::best(scored, k);
         let mut text = tx.prepare_cached("SELECT text, kind FROM claim WHERE id = ?1")?;
         let mut out = Vec::with_capacity(ranked.len());
         for (score, id, why) in ranked {

@@ -159,7 +159,7 @@ pub(super) fn parse_axes(json: &str) -> HashMap<String, i64> {
 
 impl Resolved {
     /// Whether `row` is placed at or before the view's axis position (always, on record time).
-    pub fn on_axis(&self, conn: &Connection, row: &Row) -> Result<bool> {
+    pub(super) fn on_axis(&self, conn: &Connection, row: &Row) -> Result<bool> {
         let Some(axis) = &self.axis else {
             return Ok(true);
         };
@@ -201,7 +201,7 @@ impl Resolved {
     }
 
     /// The holding of `claim` by `holder` in this view, if it holds it.
-    pub fn holding(
+    pub(super) fn holding(
         &self,
         conn: &Connection,
         holder: HolderId,
@@ -224,7 +224,7 @@ impl Resolved {
 
     /// Every draft row of the chain that `sql` selects (it takes the draft id as `?1` and `arg`
     /// as `?2`), the nearest draft's word kept for each holding: `None` is a retraction.
-    pub fn overlay(
+    pub(super) fn overlay(
         &self,
         conn: &Connection,
         sql: &str,
@@ -246,7 +246,7 @@ impl Resolved {
     }
 
     /// Whether a claim made in draft `made_in` (`None`: on main) can be seen in this view.
-    pub fn sees_claim(&self, made_in: Option<DraftId>) -> bool {
+    pub(super) fn sees_claim(&self, made_in: Option<DraftId>) -> bool {
         made_in.is_none_or(|d| self.chain.contains(&d))
     }
 }

@@ -1,7 +1,7 @@
 // The memory browser at 100 000 memories, measured in the real window (not a test: the numbers
 // go to docs/PERFORMANCE.md). Run with `npm run measure:browser` under Xvfb, after a build:
 //
-//   UMWELT_APP=$CARGO_TARGET_DIR/debug/umwelt xvfb-run -a -s "-screen 0 1280x900x24" \
+//   UMWELT_APP=$CARGO_TARGET_DIR/release/umwelt xvfb-run -a -s "-screen 0 1280x900x24" \
 //     dbus-run-session -- npm run measure:browser
 //
 // It fills a new memory file with `umwelt-cli notebook` (seeded everyday notes), launches the
@@ -12,10 +12,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { artifacts, launch, root, tempDir } from "../fixtures.mjs";
+import { application, artifacts, launch, tempDir } from "../fixtures.mjs";
 
-const target = process.env.CARGO_TARGET_DIR ?? path.join(os.homedir(), ".cache", "umwelt", "target");
-const application = process.env.UMWELT_APP ?? path.join(target, "debug", "umwelt");
 const cli = process.env.UMWELT_CLI ?? path.join(path.dirname(application), "umwelt-cli");
 const size = Number(process.env.UMWELT_MEASURE_SIZE ?? 100_000);
 /** Pixels the scripted scroll moves a frame (3 000: about 30 rows, a hard fling). */

@@ -1,6 +1,9 @@
 //! The app's own performance database (`perf.sqlite`, apart from the user's memories): every
 //! benchmark run it made or imported, and the timings of real operations (start-up, each recall,
 //! each transcription) so the dashboard can chart how the app behaves in daily use.
+//!
+//! Not part of the harness ([`crate::bench`]) although it keeps the harness's reports: the
+//! shipping app writes here on every start, search, dictation and reply.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -8,7 +11,7 @@ use std::sync::Mutex;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use super::{check_measured, parse_kept_report, parse_report, percentile, Report};
+use crate::bench::{check_measured, parse_kept_report, parse_report, percentile, Report};
 use crate::error::{Error, Result};
 
 /// A kept run, as the run list shows it.
