@@ -292,6 +292,14 @@ test("import, search, edit and restore, undo a delete, forget a session, transcr
       await click(browser, "#confirm-yes");
       await click(browser, "#tab-memories");
       await (await browser.$("#welcome")).waitForDisplayed({ timeout: 10_000 });
+      // Until its Undo time is out the forgotten memories still exist, and still own their
+      // recordings (an import then leaves those out: Undo would make two memories share one).
+      // The round trip is of a forgetting carried out: wait for it, as a user past the Undo.
+      const recordings = path.join(home, "data", "recordings");
+      await browser.waitUntil(
+        async () => !fs.readdirSync(recordings).some((f) => f.endsWith(".wav")),
+        { timeout: 30_000, interval: 250, timeoutMsg: "the forgetting was not carried out after its Undo time" },
+      );
 
       await drop(browser, [json]);
       assert.match(await textOf(browser, "#import-report", 120_000), /Imported 3 notes/);

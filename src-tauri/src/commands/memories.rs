@@ -89,8 +89,8 @@ pub async fn list_memories(
 #[tauri::command]
 #[specta::specta]
 pub async fn count_memories(state: State<'_, AppState>, filter: Filter) -> CmdResult<u32> {
-    let (store, scope) = (state.store.clone(), state.scope.clone());
-    blocking(move || Ok(store.count_matching(&scope, &filter)? as u32)).await
+    let (forgetting, scope) = (state.forgetting.clone(), state.scope.clone());
+    blocking(move || Ok(forgetting.count_shown(&scope, &filter)? as u32)).await
 }
 
 /// One memory.
@@ -186,7 +186,20 @@ pub async fn undo_delete(state: State<'_, AppState>, id: MemoryId) -> CmdResult<
 #[specta::specta]
 pub async fn list_sessions(state: State<'_, AppState>) -> CmdResult<Vec<SessionSummary>> {
     let (store, scope) = (state.store.clone(), state.scope.clone());
-    blocking(move || store.sessions(&scope)).await
+    let forgetting = state.forgetting.clone();
+    blocking(move || {
+        // Counted as the list shows them: deleted memories waiting out their Undo are not.
+        let mut sessions = store.sessions(&scope)?;
+        for s in &mut sessions {
+            let only = Filter {
+                session: Some(s.name.clone()),
+                ..Filter::default()
+            };
+            s.memories = forgetting.count_shown(&scope, &only)? as u32;
+        }
+        Ok(sessions)
+    })
+    .await
 }
 
 /// A session's history and turn log.

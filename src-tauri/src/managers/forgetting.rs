@@ -108,14 +108,17 @@ impl Forgetting {
             Forget::Session(s) => Some(s.as_str()),
             Forget::Everything => None,
         };
-        // Counted as the window counts them: a memory already deleted but within its own Undo
-        // time is among them (and keeps its own timer).
+        // Counted as the window shows them: a memory already deleted but within its own Undo
+        // time is not among them (it goes anyway, on its own timer or with this group).
         let ids = self.store.ids_held(scope, session)?;
-        if ids.len() != confirmed as usize {
+        let shown = {
+            let waiting = self.waiting();
+            ids.iter().filter(|id| !waiting.contains_key(id)).count()
+        };
+        if shown != confirmed as usize {
             return Err(umwelt::Error::InvalidInput(format!(
-                "there are {} memories to forget now, not the {confirmed} you confirmed \
-                 (something changed meanwhile): nothing was forgotten; look again and confirm",
-                ids.len()
+                "there are {shown} memories to forget now, not the {confirmed} you confirmed \
+                 (something changed meanwhile): nothing was forgotten; look again and confirm"
             )));
         }
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
@@ -192,6 +195,22 @@ impl Forgetting {
         self.store.get(id)
     }
 
+    /// How many of `scope`'s memories that `filter` keeps the window shows: those deleted but
+    /// within their Undo time are not counted (the count a confirmation names).
+    pub fn count_shown(&self, scope: &str, filter: &umwelt::store::Filter) -> umwelt::Result<usize> {
+        let all = self.store.count_matching(scope, filter)?;
+        let waiting: Vec<MemoryId> = self.waiting().keys().copied().collect();
+        let mut hidden = 0;
+        for id in waiting {
+            if let Ok(m) = self.store.get(id) {
+                if m.scope == scope && filter.keeps(&m) {
+                    hidden += 1;
+                }
+            }
+        }
+        Ok(all.saturating_sub(hidden))
+    }
+
     /// Whether `id` is deleted but not yet gone (the window must not show it).
     pub fn is_waiting(&self, id: MemoryId) -> bool {
         self.waiting().contains_key(&id)
@@ -263,6 +282,20 @@ mod tests {
         assert!(store.get(kept).is_ok(), "an undone delete must not happen");
         assert!(store.get(gone).is_err(), "a delete not undone must happen");
         assert!(f.undo(gone).is_err());
+    }
+
+    #[test]
+    fn forgetting_everything_counts_what_the_window_shows_not_what_waits_to_go() {
+        let (_dir, store) = store();
+        let (a, _b, _c) = (note(&store, "a"), note(&store, "b"), note(&store, "c"));
+        let f = Forgetting::with_delay(store.clone(), Duration::from_secs(30));
+        f.delete_later(a).unwrap();
+        let all = umwelt::store::Filter::all();
+        assert_eq!(f.count_shown("me", &all).unwrap(), 2, "the deleted one is not shown");
+        let e = f.forget_later("me", Forget::Everything, 3).unwrap_err().to_string();
+        assert!(e.contains("there are 2"), "{e}");
+        f.forget_later("me", Forget::Everything, 2).unwrap();
+        assert_eq!(f.count_shown("me", &all).unwrap(), 0);
     }
 
     #[test]
