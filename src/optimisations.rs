@@ -1,10 +1,12 @@
 //! The performance switch: `UMWELT_PERF=off` turns every optimisation off (vector index, thread
 //! tuning, caches) so a regression can be bisected in one step. Results must stay the same.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 /// Whether optimisations are on (the default). Read from the environment each call, so a test or
 /// the bench harness can flip it with [`set_enabled`].
 pub fn enabled() -> bool {
-    match OVERRIDE.load(std::sync::atomic::Ordering::Relaxed) {
+    match OVERRIDE.load(Ordering::Relaxed) {
         1 => true,
         2 => false,
         _ => !matches!(
@@ -24,7 +26,7 @@ pub fn set_enabled(on: Option<bool>) {
         Some(false) => 2,
         None => 0,
     };
-    OVERRIDE.store(v, std::sync::atomic::Ordering::Relaxed);
+    OVERRIDE.store(v, Ordering::Relaxed);
 }
 
 /// Give the system back the memory the allocator keeps after loading models: glibc holds on to
@@ -82,6 +84,50 @@ pub fn free_threads() -> usize {
     let answer = cpu_load::free(&prev, &now, cores).unwrap_or(answer);
     *last = Some((now, answer));
     answer
+}
+
+/// Compute threads this process's running decodes hold (see [`lease_threads`]).
+static LEASED: AtomicUsize = AtomicUsize::new(0);
+
+/// Threads lent to one piece of compute-bound work until dropped.
+#[derive(Debug)]
+pub struct ThreadLease {
+    n: usize,
+    pool: &'static AtomicUsize,
+}
+
+impl ThreadLease {
+    /// How many threads the work may run.
+    pub fn threads(&self) -> usize {
+        self.n
+    }
+}
+
+impl Drop for ThreadLease {
+    fn drop(&mut self) {
+        self.pool.fetch_sub(self.n, Ordering::AcqRel);
+    }
+}
+
+/// Threads for one whisper decode: what other processes leave free ([`free_threads`]) less what
+/// this process's other decodes hold, at least one; given back when the lease drops. Two decodes
+/// at once in one process (a file transcribed while the user dictates, two tests side by side)
+/// then share the cores instead of each spinning on all of them. One thread with
+/// `UMWELT_PERF=off`.
+pub fn lease_threads() -> ThreadLease {
+    lease_from(&LEASED, if enabled() { free_threads() } else { 1 })
+}
+
+/// `free` threads less what `pool` already lends, at least one, added to `pool`.
+fn lease_from(pool: &'static AtomicUsize, free: usize) -> ThreadLease {
+    let mut held = pool.load(Ordering::Acquire);
+    loop {
+        let n = free.saturating_sub(held).max(1);
+        match pool.compare_exchange_weak(held, held + n, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return ThreadLease { n, pool },
+            Err(now) => held = now,
+        }
+    }
 }
 
 /// Start measuring other processes' load, so that the next [`free_threads`] has an interval to
@@ -195,5 +241,29 @@ mod cpu_load {
             #[cfg(target_os = "linux")]
             assert!(sample().is_some());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_decodes_in_one_process_share_the_cores_and_give_them_back() {
+        static POOL: AtomicUsize = AtomicUsize::new(0);
+        let first = lease_from(&POOL, 2);
+        assert_eq!(first.threads(), 2);
+        // The cores are taken: the second decode still runs, on one thread.
+        let second = lease_from(&POOL, 2);
+        assert_eq!(second.threads(), 1);
+        drop(first);
+        // The first decode's two threads came back; the second still holds one.
+        let third = lease_from(&POOL, 2);
+        assert_eq!(third.threads(), 1);
+        drop((second, third));
+        assert_eq!(POOL.load(Ordering::Acquire), 0);
+        assert_eq!(lease_from(&POOL, 2).threads(), 2);
+        // Another process busy on one core leaves one.
+        assert_eq!(lease_from(&POOL, 1).threads(), 1);
     }
 }

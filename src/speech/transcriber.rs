@@ -148,8 +148,11 @@ impl Transcriber {
         }
         params.set_no_timestamps(true);
         params.set_single_segment(how.adapt_context);
+        let lease = optimisations::lease_threads();
+        params.set_n_threads(lease.threads() as i32);
         let state = self.state(work)?;
         state.full(params, pcm).map_err(|e| self.failed(e))?;
+        drop(lease);
         let mut text = String::new();
         for seg in state.as_iter() {
             text.push_str(&seg.to_str_lossy().map_err(|e| self.failed(e))?);
@@ -193,8 +196,11 @@ impl Transcriber {
                 params.set_abort_callback_user_data(Arc::as_ptr(flag) as *mut std::ffi::c_void);
             }
         }
+        let lease = optimisations::lease_threads();
+        params.set_n_threads(lease.threads() as i32);
         let state = self.state(work)?;
         let run = state.full(params, &padded);
+        drop(lease);
         if abort.is_some_and(|f| f.load(Ordering::Relaxed)) {
             return Err(Error::Cancelled);
         }
@@ -232,11 +238,6 @@ impl Transcriber {
         } else {
             params.set_language(Some("en"));
         }
-        params.set_n_threads(if optimisations::enabled() {
-            optimisations::free_threads() as i32
-        } else {
-            1
-        });
         if !how.fallback {
             // whisper.cpp retries at rising temperatures when a decode looks wrong; off = once.
             params.set_temperature_inc(0.0);
