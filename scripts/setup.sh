@@ -47,9 +47,10 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-fund --no-audit --loglevel=error
 fi
 # ui/dist, which the app binary embeds: made again only when the UI's sources are newer (a new
-# bundle makes cargo rebuild the app, minutes on two cores).
+# bundle makes cargo rebuild the app, minutes on two cores). ui/dist itself is pruned: vite writes
+# index.html before the last asset, so the folder is always newer than it.
 if [ ! -f ui/dist/index.html ] ||
-   [ -n "$(find ui package.json package-lock.json -newer ui/dist/index.html -not -path 'ui/dist/*' -print -quit)" ]; then
+   [ -n "$(find ui package.json package-lock.json -path ui/dist -prune -o -newer ui/dist/index.html -print -quit)" ]; then
   npm run --silent build
 fi
 # The models download (and Kokoro's graph is rewritten) while Rust compiles; converting whisper
