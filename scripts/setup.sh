@@ -47,10 +47,12 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-fund --no-audit --loglevel=error
 fi
 # ui/dist, which the app binary embeds: made again only when the UI's sources are newer (a new
-# bundle makes cargo rebuild the app, minutes on two cores). ui/dist itself is pruned: vite writes
-# index.html before the last asset, so the folder is always newer than it.
+# bundle makes cargo rebuild the app, minutes on two cores). Pruned: ui/dist itself (vite writes
+# index.html before the last asset) and ui/node_modules (vite's and vitest's caches, written by
+# every build and unit-test run); only files count, as vite also writes and removes a temporary
+# file beside its config, which touches the folder ui.
 if [ ! -f ui/dist/index.html ] ||
-   [ -n "$(find ui package.json package-lock.json -path ui/dist -prune -o -newer ui/dist/index.html -print -quit)" ]; then
+   [ -n "$(find ui package.json package-lock.json \( -path ui/dist -o -path ui/node_modules \) -prune -o -type f -newer ui/dist/index.html -print -quit)" ]; then
   npm run --silent build
 fi
 # The models download (and Kokoro's graph is rewritten) while Rust compiles; converting whisper
