@@ -178,12 +178,17 @@ pub(crate) mod tests {
     #[test]
     fn a_rate_out_of_range_is_refused_before_anything_is_allocated() {
         for rate in [0, 1, 3_999, 384_001, 4_294_967_291] {
-            let e = StreamResampler::new(rate, SAMPLE_RATE).err().expect("refused");
+            let e = StreamResampler::new(rate, SAMPLE_RATE)
+                .err()
+                .expect("refused");
             assert!(e.to_string().contains("samples a second"), "{e}");
             assert!(resample(&[0.0; 100], rate, SAMPLE_RATE).is_err());
         }
         assert!(StreamResampler::new(8_000, SAMPLE_RATE).is_ok());
-        assert!(StreamResampler::new(383_987, SAMPLE_RATE).is_ok(), "a prime rate in range");
+        assert!(
+            StreamResampler::new(383_987, SAMPLE_RATE).is_ok(),
+            "a prime rate in range"
+        );
         // A 44-byte WAV whose header claims a prime rate near 2³²: an error, not an abort.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("hostile.wav");
@@ -230,12 +235,22 @@ pub(crate) mod tests {
         out.extend(to16.finish().unwrap());
         // 3 s of sound is 48 000 samples at 16 kHz, whatever the parts' rates were.
         let want = 3 * SAMPLE_RATE as usize;
-        assert!(out.len().abs_diff(want) < want / 100, "{} samples, not {want}", out.len());
+        assert!(
+            out.len().abs_diff(want) < want / 100,
+            "{} samples, not {want}",
+            out.len()
+        );
         // The 8 kHz second is at the right pitch: 880 zero crossings, not a sixth of them.
         let second = &out[16_500..31_500];
-        let crossings = second.windows(2).filter(|w| (w[0] < 0.0) != (w[1] < 0.0)).count();
+        let crossings = second
+            .windows(2)
+            .filter(|w| (w[0] < 0.0) != (w[1] < 0.0))
+            .count();
         let want = (880.0 * 15_000.0 / 16_000.0) as usize;
-        assert!(crossings.abs_diff(want) < want / 20, "{crossings} crossings, not {want}");
+        assert!(
+            crossings.abs_diff(want) < want / 20,
+            "{crossings} crossings, not {want}"
+        );
     }
 
     #[test]

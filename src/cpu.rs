@@ -73,10 +73,15 @@ impl Features {
 
 /// The highest level this CPU runs.
 pub fn best() -> Level {
-    [Level::AmxInt8, Level::Avx512Vnni, Level::Avx512, Level::Avx2]
-        .into_iter()
-        .find(|&l| supports(l))
-        .unwrap_or(Level::Portable)
+    [
+        Level::AmxInt8,
+        Level::Avx512Vnni,
+        Level::Avx512,
+        Level::Avx2,
+    ]
+    .into_iter()
+    .find(|&l| supports(l))
+    .unwrap_or(Level::Portable)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -141,7 +146,15 @@ mod tests {
     #[test]
     fn a_level_needs_every_feature_its_kernels_enable_whatever_this_cpu_has() {
         let cpu = |flags: &[&str]| Features::from_flags(|f| flags.contains(&f), || true);
-        let all = ["avx2", "avx512f", "avx512bw", "avx512vl", "avx512vnni", "amx-tile", "amx-int8"];
+        let all = [
+            "avx2",
+            "avx512f",
+            "avx512bw",
+            "avx512vl",
+            "avx512vnni",
+            "amx-tile",
+            "amx-int8",
+        ];
         assert!(cpu(&all).supports(Level::AmxInt8));
         // AVX-512 without VL (the kernels use 256-bit forms of AVX-512 instructions), or
         // without AVX2 (they mix both): no AVX-512 level, nor any above it.
@@ -149,14 +162,25 @@ mod tests {
             let flags: Vec<&str> = all.iter().copied().filter(|f| *f != missing).collect();
             let f = cpu(&flags);
             assert!(!f.supports(Level::Avx512), "without {missing}");
-            assert!(!f.supports(Level::Avx512Vnni) && !f.supports(Level::AmxInt8), "without {missing}");
+            assert!(
+                !f.supports(Level::Avx512Vnni) && !f.supports(Level::AmxInt8),
+                "without {missing}"
+            );
         }
         // AMX that the system does not grant is no AMX; it is not even asked without VNNI.
         let refused = Features::from_flags(|f| all.contains(&f), || false);
         assert!(!refused.supports(Level::AmxInt8) && refused.supports(Level::Avx512Vnni));
-        let no_vnni = ["avx2", "avx512f", "avx512bw", "avx512vl", "amx-tile", "amx-int8"];
+        let no_vnni = [
+            "avx2", "avx512f", "avx512bw", "avx512vl", "amx-tile", "amx-int8",
+        ];
         let asked = std::cell::Cell::new(false);
-        let f = Features::from_flags(|f| no_vnni.contains(&f), || { asked.set(true); true });
+        let f = Features::from_flags(
+            |f| no_vnni.contains(&f),
+            || {
+                asked.set(true);
+                true
+            },
+        );
         assert!(!f.supports(Level::AmxInt8) && !asked.get());
         assert!(cpu(&[]).supports(Level::Portable) && !cpu(&[]).supports(Level::Avx2));
     }

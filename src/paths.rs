@@ -38,11 +38,14 @@ pub fn private_dir(dir: &Path) -> crate::Result<()> {
         .mode(0o700)
         .create(dir)
         .map_err(failed)?;
-    let meta = std::fs::metadata(dir)
-        .map_err(crate::Error::io(format!("reading the folder {}", dir.display())))?;
+    let meta = std::fs::metadata(dir).map_err(crate::Error::io(format!(
+        "reading the folder {}",
+        dir.display()
+    )))?;
     if meta.permissions().mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(crate::Error::io(format!("making {} private", dir.display())))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(
+            crate::Error::io(format!("making {} private", dir.display())),
+        )?;
     }
     Ok(())
 }
@@ -118,7 +121,11 @@ mod tests {
         let open = std::fs::Permissions::from_mode(0o755);
         std::fs::set_permissions(&data, open.clone()).unwrap();
         std::fs::set_permissions(&rec, open).unwrap();
-        for f in [data.join("memories.sqlite"), data.join("memories.sqlite-wal"), rec.join("1.wav")] {
+        for f in [
+            data.join("memories.sqlite"),
+            data.join("memories.sqlite-wal"),
+            rec.join("1.wav"),
+        ] {
             std::fs::write(&f, b"x").unwrap();
             std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
         }
@@ -133,8 +140,16 @@ mod tests {
         assert_eq!(mode(&data.join("memories.sqlite")), 0o600);
         assert_eq!(mode(&data.join("memories.sqlite-wal")), 0o600);
         assert_eq!(mode(&rec.join("1.wav")), 0o600);
-        assert_eq!(mode(&theirs), 0o644, "a file outside, reached by a link, is not touched");
-        assert_eq!(secure_data_dir(&data).unwrap(), 0, "a second start has nothing to repair");
+        assert_eq!(
+            mode(&theirs),
+            0o644,
+            "a file outside, reached by a link, is not touched"
+        );
+        assert_eq!(
+            secure_data_dir(&data).unwrap(),
+            0,
+            "a second start has nothing to repair"
+        );
         let fresh = root.path().join("a").join("b");
         private_dir(&fresh).unwrap();
         assert_eq!(mode(&fresh), 0o700);

@@ -33,8 +33,8 @@ pub mod state;
 pub mod warm_up;
 
 use tauri::Manager;
-use umwelt::perf_db::TimingKind;
 use umwelt::clock::now_ms;
+use umwelt::perf_db::TimingKind;
 
 /// Register the commands on a builder of any runtime (the mock one in tests).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
@@ -55,17 +55,18 @@ fn shortcut_plugin<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
                 .unwrap_or_default();
             let microphone = &state.microphone;
             match (mode, event.state()) {
-                (umwelt::settings::ShortcutMode::Toggle, tauri_plugin_global_shortcut::ShortcutState::Pressed) => microphone.toggle(),
-                (umwelt::settings::ShortcutMode::PushToTalk, tauri_plugin_global_shortcut::ShortcutState::Pressed)
-                    if !microphone.is_dictating() =>
-                {
-                    microphone.toggle()
-                }
-                (umwelt::settings::ShortcutMode::PushToTalk, tauri_plugin_global_shortcut::ShortcutState::Released)
-                    if microphone.is_dictating() =>
-                {
-                    microphone.stop_in_background()
-                }
+                (
+                    umwelt::settings::ShortcutMode::Toggle,
+                    tauri_plugin_global_shortcut::ShortcutState::Pressed,
+                ) => microphone.toggle(),
+                (
+                    umwelt::settings::ShortcutMode::PushToTalk,
+                    tauri_plugin_global_shortcut::ShortcutState::Pressed,
+                ) if !microphone.is_dictating() => microphone.toggle(),
+                (
+                    umwelt::settings::ShortcutMode::PushToTalk,
+                    tauri_plugin_global_shortcut::ShortcutState::Released,
+                ) if microphone.is_dictating() => microphone.stop_in_background(),
                 _ => {}
             }
         })

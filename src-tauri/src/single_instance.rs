@@ -202,7 +202,10 @@ mod tests {
         }
         assert_eq!(focused.load(Ordering::SeqCst), 2);
         assert!(t0.elapsed() < READ_TIMEOUT * 4, "{:?}", t0.elapsed());
-        let mode = std::fs::metadata(socket_path(dir.path())).unwrap().permissions().mode();
+        let mode = std::fs::metadata(socket_path(dir.path()))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600, "{mode:o}");
         // Another folder is another instance.
         let other = tempfile::tempdir().unwrap();
@@ -239,14 +242,20 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert_eq!(focused.load(Ordering::SeqCst), 1);
-        assert!(t0.elapsed() < READ_TIMEOUT * 4, "waited {:?} behind a dripping caller", t0.elapsed());
+        assert!(
+            t0.elapsed() < READ_TIMEOUT * 4,
+            "waited {:?} behind a dripping caller",
+            t0.elapsed()
+        );
         dripping.join().unwrap();
     }
 
     #[test]
     fn a_data_folder_too_long_for_a_socket_still_keeps_a_second_launch_out() {
         let dir = tempfile::tempdir().unwrap();
-        let deep = dir.path().join("a-folder-name-that-is-long-enough".repeat(4));
+        let deep = dir
+            .path()
+            .join("a-folder-name-that-is-long-enough".repeat(4));
         assert!(deep.join("umwelt.sock").as_os_str().len() > MAX_SOCKET_PATH);
         let Instance::First(first) = claim(&deep).unwrap() else {
             panic!("the first launch must get the folder");
@@ -263,7 +272,9 @@ mod tests {
         };
         assert!(matches!(
             claim_waiting(&other, Duration::from_millis(300)).unwrap(),
-            Instance::AlreadyRunning { unreachable: Some(_) }
+            Instance::AlreadyRunning {
+                unreachable: Some(_)
+            }
         ));
     }
 }

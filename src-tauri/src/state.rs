@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use umwelt::perf_db::Runs;
 use umwelt::damaged::open_or_set_aside;
+use umwelt::perf_db::Runs;
 use umwelt::settings::{Settings, SettingsFile};
 use umwelt::speech::DictationDrafts;
 use umwelt::voice::Speaker;

@@ -89,4 +89,3 @@ pub fn warm_up(state: &AppState) {
         tracing::warn!("the warm-up did not start ({e}); models load on first use");
     }
 }
-

@@ -209,7 +209,9 @@ fn fingerprint(state: &AppState, cmd: &str) -> String {
     };
     match cmd {
         "remember" | "delete_memory" | "undo_delete" | "edit_memory" | "restore_version"
-        | "forget_session" | "undo_forget" | "save_draft" | "discard_draft" | "retry_draft" => memories(),
+        | "forget_session" | "undo_forget" | "save_draft" | "discard_draft" | "retry_draft" => {
+            memories()
+        }
         "import_run" | "delete_run" => format!("{} runs", state.runs.count().unwrap()),
         "save_settings" => serde_json::to_string(&*state.settings.lock().unwrap()).unwrap(),
         _ => String::new(),
@@ -245,7 +247,10 @@ fn fuzzed_commands() -> Vec<(&'static str, Value)> {
         ("undo_delete", json!({ "id": 1 })),
         ("list_sessions", json!({})),
         ("session_log", json!({ "session": "voice", "limit": 10 })),
-        ("forget_session", json!({ "session": "voice", "confirmed": 0 })),
+        (
+            "forget_session",
+            json!({ "session": "voice", "confirmed": 0 }),
+        ),
         ("undo_forget", json!({ "ticket": 1 })),
         ("default_export_path", json!({ "format": "markdown" })),
         ("audio_extensions", json!({})),

@@ -133,7 +133,9 @@ impl MiniLm {
     pub fn use_kernels(&mut self, gemm: Gemm, simd: Simd) -> Result<(), String> {
         for (name, needs) in [(gemm.name, gemm.needs), (simd.name(), simd.needs())] {
             if !crate::cpu::supports(needs) {
-                return Err(format!("this CPU cannot run the {name} kernels ({needs:?})"));
+                return Err(format!(
+                    "this CPU cannot run the {name} kernels ({needs:?})"
+                ));
             }
         }
         // SAFETY: both were just checked against what the CPU reports.

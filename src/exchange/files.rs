@@ -103,10 +103,7 @@ pub fn import_paths_with(
 
 /// Leave out every recording a note names that is not Umwelt's to link: outside the recordings
 /// folder, a dictation's draft, already another memory's, or named twice in this import. Returns what was left out.
-fn unlink_foreign_recordings(
-    store: &Store,
-    notes: &mut [ExportedMemory],
-) -> Result<Vec<Skipped>> {
+fn unlink_foreign_recordings(store: &Store, notes: &mut [ExportedMemory]) -> Result<Vec<Skipped>> {
     let mut unlinked = Vec::new();
     let mut seen = HashSet::new();
     for m in notes.iter_mut() {

@@ -39,7 +39,10 @@ pub fn check(m: &ExportedMemory) -> std::result::Result<(), String> {
     };
     let name = |v: &str, what: &str, max: usize| {
         if v.len() > max {
-            Err(format!("its {what} is {} bytes long; at most {max} are taken", v.len()))
+            Err(format!(
+                "its {what} is {} bytes long; at most {max} are taken",
+                v.len()
+            ))
         } else if v.chars().any(char::is_control) {
             Err(format!("its {what} holds control characters"))
         } else {
@@ -192,10 +195,22 @@ mod tests {
         let got = read_export(json.to_string().as_bytes()).unwrap();
         assert_eq!(got.len(), 6);
         assert_eq!(got[0].as_ref().unwrap().text, "first");
-        assert!(got[1].as_ref().unwrap_err().contains("empty"), "{:?}", got[1]);
+        assert!(
+            got[1].as_ref().unwrap_err().contains("empty"),
+            "{:?}",
+            got[1]
+        );
         assert!(got[2].as_ref().unwrap_err().contains("KiB"), "{:?}", got[2]);
-        assert!(got[3].as_ref().unwrap_err().contains("not a memory"), "{:?}", got[3]);
-        assert!(got[4].as_ref().unwrap_err().contains("holder"), "{:?}", got[4]);
+        assert!(
+            got[3].as_ref().unwrap_err().contains("not a memory"),
+            "{:?}",
+            got[3]
+        );
+        assert!(
+            got[4].as_ref().unwrap_err().contains("holder"),
+            "{:?}",
+            got[4]
+        );
         assert_eq!(got[5].as_ref().unwrap().text, "last");
         assert!(parse_export(json.to_string().as_bytes()).is_err());
     }
@@ -223,19 +238,42 @@ mod tests {
             "memories": [many, empty_version, source, control, extra],
         });
         let got = read_export(json.to_string().as_bytes()).unwrap();
-        assert!(got[0].as_ref().unwrap_err().contains("versions"), "{:?}", got[0]);
-        assert!(got[1].as_ref().unwrap_err().contains("earlier version"), "{:?}", got[1]);
-        assert!(got[2].as_ref().unwrap_err().contains("source"), "{:?}", got[2]);
-        assert!(got[3].as_ref().unwrap_err().contains("control"), "{:?}", got[3]);
+        assert!(
+            got[0].as_ref().unwrap_err().contains("versions"),
+            "{:?}",
+            got[0]
+        );
+        assert!(
+            got[1].as_ref().unwrap_err().contains("earlier version"),
+            "{:?}",
+            got[1]
+        );
+        assert!(
+            got[2].as_ref().unwrap_err().contains("source"),
+            "{:?}",
+            got[2]
+        );
+        assert!(
+            got[3].as_ref().unwrap_err().contains("control"),
+            "{:?}",
+            got[3]
+        );
         assert_eq!(got[4].as_ref().unwrap().text, "unknown fields");
     }
 
     #[test]
     fn another_format_or_no_export_is_an_error_for_the_whole_file() {
         let other = serde_json::json!({"format": "umwelt-export/9", "memories": []});
-        let e = read_export(other.to_string().as_bytes()).unwrap_err().to_string();
+        let e = read_export(other.to_string().as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("umwelt-export/9"), "{e}");
-        for bad in ["[1, 2]", "{\"memories\": []}", "{\"format\": \"umwelt-export/1\"", "nul"] {
+        for bad in [
+            "[1, 2]",
+            "{\"memories\": []}",
+            "{\"format\": \"umwelt-export/1\"",
+            "nul",
+        ] {
             assert!(read_export(bad.as_bytes()).is_err(), "{bad}");
         }
     }

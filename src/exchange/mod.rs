@@ -109,8 +109,11 @@ pub fn write_markdown(e: &Export, dir: &std::path::Path, overwrite: Overwrite) -
     if !dir.exists() {
         crate::paths::private_dir(dir)?;
     }
-    let names: Vec<std::path::PathBuf> =
-        e.memories.iter().map(|m| dir.join(markdown::file_name(m))).collect();
+    let names: Vec<std::path::PathBuf> = e
+        .memories
+        .iter()
+        .map(|m| dir.join(markdown::file_name(m)))
+        .collect();
     if overwrite == Overwrite::No {
         if let Some(taken) = names.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
             return Err(Error::Exists(taken.clone()));

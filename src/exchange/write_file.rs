@@ -106,13 +106,20 @@ mod tests {
         ));
         write_new_file(&link, b"export", Overwrite::Yes).unwrap();
         assert_eq!(std::fs::read(&theirs).unwrap(), b"the user's own");
-        assert!(!std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(!std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         let folder = dir.path().join("a folder");
         std::fs::create_dir(&folder).unwrap();
         let e = write_new_file(&folder, b"x", Overwrite::Yes).unwrap_err();
         assert!(e.to_string().contains("is a folder"), "{e}");
         let missing = dir.path().join("no such folder").join("x.json");
         assert!(write_new_file(&missing, b"x", Overwrite::Yes).is_err());
-        assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+        assert!(
+            leftovers(dir.path()).is_empty(),
+            "{:?}",
+            leftovers(dir.path())
+        );
     }
 }

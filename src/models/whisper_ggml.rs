@@ -111,9 +111,7 @@ pub fn read_ct2(bytes: &[u8]) -> Result<HashMap<String, Ct2Var>> {
             _ => None,
         };
         if let Some(width) = width {
-            let want = dims
-                .iter()
-                .try_fold(width, |n: usize, &d| n.checked_mul(d));
+            let want = dims.iter().try_fold(width, |n: usize, &d| n.checked_mul(d));
             if rank > 4 || want != Some(nbytes) {
                 return Err(bad(format!(
                     "variable '{name}' has the shape {dims:?} but holds {nbytes} bytes"
@@ -322,7 +320,10 @@ fn fused(
 ) -> Result<()> {
     let w = var(vars, &format!("{ct2}/weight"))?;
     let b = var(vars, &format!("{ct2}/bias"))?;
-    if w.dims.len() != 2 || w.dims.first() != Some(&(parts.len() * d)) || b.dims.first() != Some(&(parts.len() * d)) {
+    if w.dims.len() != 2
+        || w.dims.first() != Some(&(parts.len() * d))
+        || b.dims.first() != Some(&(parts.len() * d))
+    {
         return Err(bad(format!(
             "'{ct2}' is not {} fused projections of {d}",
             parts.len()
@@ -777,7 +778,11 @@ pub(crate) mod tests {
     #[test]
     fn a_model_whose_shapes_lie_is_an_error_never_a_panic() {
         let lying = ct2_bytes(
-            &[("decoder/embeddings/weight", vec![1_000_000, 1_000_000], vec![0.0])],
+            &[(
+                "decoder/embeddings/weight",
+                vec![1_000_000, 1_000_000],
+                vec![0.0],
+            )],
             &[],
         );
         let e = read_ct2(&lying).unwrap_err().to_string();

@@ -405,7 +405,10 @@ mod tests {
             .err()
             .expect("refused")
             .to_string();
-        assert!(e.contains("samples a second") || e.contains("not an audio file"), "{e}");
+        assert!(
+            e.contains("samples a second") || e.contains("not an audio file"),
+            "{e}"
+        );
     }
 
     #[test]

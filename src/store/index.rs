@@ -168,7 +168,13 @@ impl VecIndex {
 
     /// Add (or replace) a vector. An error (the side file could not be written) leaves the
     /// index without `id`.
-    pub(super) fn upsert(&mut self, id: i64, session: &str, created_at: i64, v: &[f32]) -> io::Result<()> {
+    pub(super) fn upsert(
+        &mut self,
+        id: i64,
+        session: &str,
+        created_at: i64,
+        v: &[f32],
+    ) -> io::Result<()> {
         debug_assert_eq!(v.len(), EMBED_DIM);
         self.remove(id)?;
         self.full.push(v)?;
@@ -221,7 +227,12 @@ impl VecIndex {
     /// The `n` most similar vectors (by exact cosine of unit vectors), optionally in one session:
     /// one session's rows are all scored in f32 while the vectors are on the heap; from the side
     /// file, a first pass on their codes picks the few hundred to read and re-score.
-    pub(super) fn nearest(&self, q: &[f32], session: Option<&str>, n: usize) -> io::Result<Vec<Scored>> {
+    pub(super) fn nearest(
+        &self,
+        q: &[f32],
+        session: Option<&str>,
+        n: usize,
+    ) -> io::Result<Vec<Scored>> {
         match session {
             Some(s) => match self.sessions.get(s) {
                 Some(&sid) if self.spilled() => {

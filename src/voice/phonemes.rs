@@ -338,10 +338,14 @@ mod tests {
     fn the_harness_voice_gets_only_what_espeak_can_read() {
         // Combining marks and control characters once crashed espeak-ng (tests/it/fuzz.rs); the
         // formant voice the bench speaks with is given the same guarded text as the phonemiser.
-        let (samples, rate) = formant_speech("a\u{301}\u{7f}\u{9fb} hello\0 world", "en-us", 175).unwrap();
-        assert!(rate > 0 && samples.len() > rate as usize / 4, "{} samples", samples.len());
+        let (samples, rate) =
+            formant_speech("a\u{301}\u{7f}\u{9fb} hello\0 world", "en-us", 175).unwrap();
+        assert!(
+            rate > 0 && samples.len() > rate as usize / 4,
+            "{} samples",
+            samples.len()
+        );
     }
-
 
     #[test]
     fn diphthongs_and_affricates_become_kokoro_letters() {

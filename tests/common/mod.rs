@@ -36,7 +36,12 @@ pub(crate) fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// Speak `text` with espeak-ng into `dir/say.raw` as S16_LE 16 kHz mono, with `pad_before` and
 /// `pad_after` seconds of silence around it (the format the ALSA file microphone reads).
-pub(crate) fn espeak_raw(text: &str, dir: &Path, pad_before: f32, pad_after: f32) -> std::path::PathBuf {
+pub(crate) fn espeak_raw(
+    text: &str,
+    dir: &Path,
+    pad_before: f32,
+    pad_after: f32,
+) -> std::path::PathBuf {
     let wav = dir.join("say.wav");
     espeak_wav(text, &wav);
     let raw = dir.join("say.raw");

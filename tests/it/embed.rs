@@ -243,11 +243,15 @@ fn every_kernel_this_cpu_runs_gives_the_same_vectors() {
         }
     }
     // A level this CPU does not run is refused by the safe call, and nothing changes.
-    ours.use_kernels(*gemm::fastest(), Simd::available()[0]).unwrap();
+    ours.use_kernels(*gemm::fastest(), Simd::available()[0])
+        .unwrap();
     let before = ours.engine();
     for simd in [Simd::Avx512, Simd::Avx2] {
         if !umwelt::cpu::supports(simd.needs()) {
-            assert!(ours.use_kernels(*gemm::fastest(), simd).is_err(), "{simd:?}");
+            assert!(
+                ours.use_kernels(*gemm::fastest(), simd).is_err(),
+                "{simd:?}"
+            );
             assert_eq!(ours.engine(), before);
         }
     }

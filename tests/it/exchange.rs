@@ -338,7 +338,13 @@ fn an_imported_note_naming_a_file_of_the_users_never_deletes_it() {
     };
     note("a.md", &taxes.to_string_lossy());
     note("b.md", ".bashrc");
-    note("c.md", &store.recordings_dir().join("../../home/taxes.pdf").to_string_lossy());
+    note(
+        "c.md",
+        &store
+            .recordings_dir()
+            .join("../../home/taxes.pdf")
+            .to_string_lossy(),
+    );
     note("d.md", &ours.to_string_lossy());
     note("e.md", &ours.to_string_lossy());
     let report = exchange::import_paths(&store, std::slice::from_ref(&notes), "me").unwrap();
@@ -354,7 +360,10 @@ fn an_imported_note_naming_a_file_of_the_users_never_deletes_it() {
     // comes in (before, it was dropped and reported as imported).
     let again = exchange::import_paths(&store, &[notes.join("d.md")], "me").unwrap();
     assert_eq!(again.imported.len(), 1, "{again:?}");
-    assert!(again.unlinked[0].why.contains("already memory"), "{again:?}");
+    assert!(
+        again.unlinked[0].why.contains("already memory"),
+        "{again:?}"
+    );
     assert_ne!(again.imported[0], report.imported[3]);
     // A path stored before this check (by an older Umwelt) is not removed either.
     rusqlite::Connection::open(store.path())
@@ -367,7 +376,10 @@ fn an_imported_note_naming_a_file_of_the_users_never_deletes_it() {
     store.delete(report.imported[0]).unwrap();
     store.forget("me").unwrap();
     assert_eq!(std::fs::read(&taxes).unwrap(), b"the user's own");
-    assert!(!ours.exists(), "Umwelt's own recording goes with its memory");
+    assert!(
+        !ours.exists(),
+        "Umwelt's own recording goes with its memory"
+    );
 
     // A dictation still waiting as a draft: its recording, its spool and the draft itself are
     // the draft's; a note that names them links none, and deleting the note leaves them.
@@ -380,17 +392,29 @@ fn an_imported_note_naming_a_file_of_the_users_never_deletes_it() {
     note("f.md", &pending.to_string_lossy());
     note("g.md", &draft.to_string_lossy());
     note("h.md", &spool.to_string_lossy());
-    let names: Vec<_> = ["f.md", "g.md", "h.md"].iter().map(|n| notes.join(n)).collect();
+    let names: Vec<_> = ["f.md", "g.md", "h.md"]
+        .iter()
+        .map(|n| notes.join(n))
+        .collect();
     let drafts = exchange::import_paths(&store, &names, "me").unwrap();
     assert_eq!(drafts.imported.len(), 3, "{drafts:?}");
     assert_eq!(drafts.unlinked.len(), 3, "{drafts:?}");
-    assert!(drafts.unlinked.iter().all(|u| u.why.contains("draft")), "{drafts:?}");
+    assert!(
+        drafts.unlinked.iter().all(|u| u.why.contains("draft")),
+        "{drafts:?}"
+    );
     for id in &drafts.imported {
         assert_eq!(store.get(*id).unwrap().audio_path, None);
         store.delete(*id).unwrap();
     }
-    assert!(pending.exists() && draft.exists() && spool.exists(), "a draft's files stay");
-    let e = store.recording_file(&taxes.to_string_lossy()).unwrap_err().to_string();
+    assert!(
+        pending.exists() && draft.exists() && spool.exists(),
+        "a draft's files stay"
+    );
+    let e = store
+        .recording_file(&taxes.to_string_lossy())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not in Umwelt's recordings folder"), "{e}");
 }
 
@@ -412,12 +436,8 @@ fn a_folder_with_link_loops_a_fifo_and_a_dangling_link_imports_the_rest() {
     let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
     // SAFETY: a valid path; mkfifo only makes a file.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let report = exchange::import_paths(
-        &store,
-        &[notes.clone(), "/dev/zero".into()],
-        "me",
-    )
-    .unwrap();
+    let report =
+        exchange::import_paths(&store, &[notes.clone(), "/dev/zero".into()], "me").unwrap();
     assert_eq!(report.imported.len(), 2, "{report:?}");
     let why = |name: &str| {
         report
@@ -434,7 +454,10 @@ fn a_folder_with_link_loops_a_fifo_and_a_dangling_link_imports_the_rest() {
     assert!(why("/dev/zero").contains("not a regular file"));
     // Cancel is seen while walking, before anything is read.
     let cancel = std::sync::atomic::AtomicBool::new(true);
-    let work = exchange::Work { progress: None, cancel: Some(&cancel) };
+    let work = exchange::Work {
+        progress: None,
+        cancel: Some(&cancel),
+    };
     let e = exchange::import_paths_with(&store, &[notes], "me", &work).unwrap_err();
     assert!(matches!(e, umwelt::Error::Cancelled), "{e}");
 }
@@ -446,8 +469,10 @@ fn a_json_import_skips_bad_memories_and_keeps_the_rest() {
     let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("m.sqlite")).unwrap();
-    let good = |text: &str| serde_json::json!({"id": 1, "text": text, "scope": "me", "session": "",
-        "created_at": 1_700_000_000_000i64, "source": "typed", "audio_path": null});
+    let good = |text: &str| {
+        serde_json::json!({"id": 1, "text": text, "scope": "me", "session": "",
+        "created_at": 1_700_000_000_000i64, "source": "typed", "audio_path": null})
+    };
     let mut long_session = good("a long session");
     long_session["session"] = serde_json::json!("s".repeat(10_000));
     let json = serde_json::json!({"format": exchange::EXPORT_FORMAT, "exported_at": 1,
@@ -457,7 +482,10 @@ fn a_json_import_skips_bad_memories_and_keeps_the_rest() {
     let report = exchange::import_paths(&store, &[path], "me").unwrap();
     assert_eq!(report.imported.len(), 2, "{report:?}");
     assert_eq!(report.skipped.len(), 3, "{report:?}");
-    assert!(report.skipped.iter().all(|s| s.path.contains("(memory ")), "{report:?}");
+    assert!(
+        report.skipped.iter().all(|s| s.path.contains("(memory ")),
+        "{report:?}"
+    );
 }
 
 /// The CLI's export refuses to replace a file unless told, and writes it private.
@@ -466,7 +494,10 @@ fn the_cli_export_keeps_an_existing_file_unless_told_to_overwrite() {
     use std::os::unix::fs::PermissionsExt;
     let _process = common::shared();
     let (dir, db) = common::temp_db();
-    Store::open(&db).unwrap().remember("me", "", "buy milk").unwrap();
+    Store::open(&db)
+        .unwrap()
+        .remember("me", "", "buy milk")
+        .unwrap();
     let out = dir.path().join("umwelt.json");
     std::fs::write(&out, b"the user's file").unwrap();
     let run = |extra: &[&str]| {
@@ -483,7 +514,10 @@ fn the_cli_export_keeps_an_existing_file_unless_told_to_overwrite() {
     assert_eq!(std::fs::read(&out).unwrap(), b"the user's file");
     assert!(run(&["--overwrite"]).status.success());
     assert!(std::fs::read_to_string(&out).unwrap().contains("buy milk"));
-    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
 }
 
 #[test]
@@ -491,7 +525,10 @@ fn a_markdown_export_into_a_folder_of_the_users_leaves_its_mode_and_files_alone(
     use std::os::unix::fs::PermissionsExt;
     let _process = common::shared();
     let (dir, db) = common::temp_db();
-    Store::open(&db).unwrap().remember("me", "", "buy milk").unwrap();
+    Store::open(&db)
+        .unwrap()
+        .remember("me", "", "buy milk")
+        .unwrap();
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let export = |to: &std::path::Path, extra: &[&str]| {
         cli(&db)
@@ -508,7 +545,11 @@ fn a_markdown_export_into_a_folder_of_the_users_leaves_its_mode_and_files_alone(
     std::fs::set_permissions(&documents, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(documents.join("taxes.txt"), b"the user's").unwrap();
     let out = export(&documents, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(mode(&documents), 0o755, "the user's folder keeps its mode");
     let notes: Vec<_> = std::fs::read_dir(&documents)
         .unwrap()
@@ -517,7 +558,10 @@ fn a_markdown_export_into_a_folder_of_the_users_leaves_its_mode_and_files_alone(
         .collect();
     assert_eq!(notes.len(), 1);
     assert_eq!(mode(&notes[0]), 0o600, "each note is private");
-    assert_eq!(std::fs::read(documents.join("taxes.txt")).unwrap(), b"the user's");
+    assert_eq!(
+        std::fs::read(documents.join("taxes.txt")).unwrap(),
+        b"the user's"
+    );
 
     // Again: the note is there, so nothing is written unless the user confirmed.
     std::fs::write(&notes[0], b"edited by the user").unwrap();
@@ -550,9 +594,16 @@ fn an_import_goes_only_so_many_folders_deep_and_says_where_it_stopped() {
     }
     let report = exchange::import_paths(&store, std::slice::from_ref(&notes), "me").unwrap();
     assert_eq!(report.imported.len(), 1, "{report:?}");
-    assert!(store.get(report.imported[0]).unwrap().text.contains("2 folders down"));
+    assert!(store
+        .get(report.imported[0])
+        .unwrap()
+        .text
+        .contains("2 folders down"));
     assert!(
-        report.skipped.iter().any(|s| s.why.contains("folders deep")),
+        report
+            .skipped
+            .iter()
+            .any(|s| s.why.contains("folders deep")),
         "{report:?}"
     );
 }

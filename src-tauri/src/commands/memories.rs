@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 use tauri::State;
-use umwelt::perf_db::TimingKind;
 use umwelt::clock::now_ms;
+use umwelt::perf_db::TimingKind;
 use umwelt::store::{
     journal::{Message, Turn},
     Cursor, Filter, Page, SearchHit, SessionSummary, Version,

@@ -2,8 +2,8 @@
 //! (`crate::managers::speaker`) and the engine do the work.
 
 use tauri::State;
-use umwelt::perf_db::TimingKind;
 use umwelt::clock::now_ms;
+use umwelt::perf_db::TimingKind;
 use umwelt::store::journal::{Stage, Turn};
 use umwelt::voice::{self, Output, SpeechReport, VoiceInfo};
 use umwelt::MemoryId;

@@ -79,7 +79,10 @@ impl Forgetting {
         self.after_delay(move |me| me.carry_out(id, Some(ticket)))
     }
 
-    fn after_delay(self: &Arc<Self>, f: impl FnOnce(&Forgetting) + Send + 'static) -> umwelt::Result<()> {
+    fn after_delay(
+        self: &Arc<Self>,
+        f: impl FnOnce(&Forgetting) + Send + 'static,
+    ) -> umwelt::Result<()> {
         let me = self.clone();
         std::thread::Builder::new()
             .name("umwelt-forget".into())
@@ -197,7 +200,11 @@ impl Forgetting {
 
     /// How many of `scope`'s memories that `filter` keeps the window shows: those deleted but
     /// within their Undo time are not counted (the count a confirmation names).
-    pub fn count_shown(&self, scope: &str, filter: &umwelt::store::Filter) -> umwelt::Result<usize> {
+    pub fn count_shown(
+        &self,
+        scope: &str,
+        filter: &umwelt::store::Filter,
+    ) -> umwelt::Result<usize> {
         let all = self.store.count_matching(scope, filter)?;
         let waiting: Vec<MemoryId> = self.waiting().keys().copied().collect();
         let mut hidden = 0;
@@ -291,8 +298,15 @@ mod tests {
         let f = Forgetting::with_delay(store.clone(), Duration::from_secs(30));
         f.delete_later(a).unwrap();
         let all = umwelt::store::Filter::all();
-        assert_eq!(f.count_shown("me", &all).unwrap(), 2, "the deleted one is not shown");
-        let e = f.forget_later("me", Forget::Everything, 3).unwrap_err().to_string();
+        assert_eq!(
+            f.count_shown("me", &all).unwrap(),
+            2,
+            "the deleted one is not shown"
+        );
+        let e = f
+            .forget_later("me", Forget::Everything, 3)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("there are 2"), "{e}");
         f.forget_later("me", Forget::Everything, 2).unwrap();
         assert_eq!(f.count_shown("me", &all).unwrap(), 0);
@@ -319,7 +333,10 @@ mod tests {
         let f = Forgetting::with_delay(store.clone(), Duration::from_millis(300));
         let trip = Forget::Session("trip".into());
         // A count the user did not see is refused, and nothing changes.
-        let e = f.forget_later("me", trip.clone(), 3).unwrap_err().to_string();
+        let e = f
+            .forget_later("me", trip.clone(), 3)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not the 3 you confirmed"), "{e}");
         assert!(!f.is_waiting(a));
         // Confirmed: hidden at once, back with Undo.
@@ -328,7 +345,10 @@ mod tests {
         assert_eq!(f.undo_forget(ticket).unwrap(), 2);
         assert!(!f.is_waiting(a));
         std::thread::sleep(Duration::from_millis(600));
-        assert!(store.get(a).is_ok() && store.get(b).is_ok(), "an undone forgetting must not happen");
+        assert!(
+            store.get(a).is_ok() && store.get(b).is_ok(),
+            "an undone forgetting must not happen"
+        );
         // Not undone: gone after the delay; a memory added meanwhile stays.
         f.forget_later("me", trip, 2).unwrap();
         let late = in_trip("added while it waited");

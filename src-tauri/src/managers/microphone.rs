@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use umwelt::perf_db::{Runs, TimingKind};
 use umwelt::clock::now_ms;
+use umwelt::perf_db::{Runs, TimingKind};
 use umwelt::settings::Settings;
 use umwelt::speech::{
     ClosedDictation, DictationDrafts, Draft, Ears, Heard, LazyTranscriber, LazyVad, LiveDictation,

@@ -1,7 +1,7 @@
 //! Reading aloud: the first sound, synthesis speed, planned pauses and underruns.
 
-use crate::bench::dictation::SPEAK_REPLY;
 use super::{prepared, timed, Ctx, Prepared, Scenario};
+use crate::bench::dictation::SPEAK_REPLY;
 use crate::error::{Error, Result};
 use crate::voice::{self, Output, SpeakOptions, Speaker};
 

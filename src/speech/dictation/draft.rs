@@ -52,7 +52,6 @@ impl Draft {
     }
 }
 
-
 /// A memory's source when it was dictated.
 pub const SOURCE_DICTATED: &str = "dictated";
 /// A memory's source when it was transcribed from an audio file.

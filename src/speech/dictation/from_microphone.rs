@@ -1,8 +1,8 @@
 //! A dictation from the microphone to a draft: the recorder spools it while the listener hears
 //! it, and at Stop the spool becomes a WAV and the text a draft.
 
-use super::*;
 use super::draft::dictated;
+use super::*;
 
 /// A dictation being recorded and heard.
 pub struct LiveDictation {
@@ -64,7 +64,6 @@ pub struct ClosedDictation {
     recording: Result<Recording>,
     listening: JoinHandle<Result<String>>,
 }
-
 
 impl DictationDrafts {
     /// Start recording from `device` (or the default microphone), heard live by `ears`;

@@ -54,7 +54,13 @@ pub fn is_a_drafts_file(path: &std::path::Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return true;
     };
-    const DRAFTS: [&str; 5] = [".spool", ".spool.damaged", ".draft.json", ".draft.discarded", ".part"];
+    const DRAFTS: [&str; 5] = [
+        ".spool",
+        ".spool.damaged",
+        ".draft.json",
+        ".draft.discarded",
+        ".part",
+    ];
     if DRAFTS.iter().any(|s| name.ends_with(s)) {
         return true;
     }
@@ -98,7 +104,6 @@ struct Notebook {
     holder: String,
 }
 
-
 impl DictationDrafts {
     pub fn new(recordings_dir: impl Into<PathBuf>) -> DictationDrafts {
         DictationDrafts {
@@ -109,7 +114,11 @@ impl DictationDrafts {
     }
     /// Keep every draft also as a draft of `holder` in `store`, so a read through it sees the
     /// notebook as it will be once the dictation is saved.
-    pub fn keeping_drafts_in(mut self, store: Arc<Store>, holder: impl Into<String>) -> DictationDrafts {
+    pub fn keeping_drafts_in(
+        mut self,
+        store: Arc<Store>,
+        holder: impl Into<String>,
+    ) -> DictationDrafts {
         self.notebook = Some(Notebook {
             store,
             holder: holder.into(),

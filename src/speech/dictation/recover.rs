@@ -176,7 +176,6 @@ impl DictationDrafts {
     }
 }
 
-
 /// What [`DictationDrafts::recover`] found.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(specta::Type))]
