@@ -14,6 +14,7 @@ pub mod dictation;
 pub mod machine;
 pub mod memory_probe;
 mod report;
+pub mod retrieval_set;
 mod scenarios;
 pub mod town;
 
@@ -126,6 +127,24 @@ pub struct Measurement {
     /// same data shape as Umwelt's row of the same scenario and size; none for Umwelt's own.
     #[serde(default)]
     pub peer: Option<String>,
+    /// For the quality scenarios: how often the right note was found.
+    #[serde(default)]
+    pub quality: Option<Quality>,
+}
+
+/// How well a retrieval found the note each question asks for (the committed retrieval set,
+/// [`retrieval_set`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
+pub struct Quality {
+    /// Questions asked.
+    pub questions: usize,
+    /// Share of questions whose note came first.
+    pub recall_at_1: f64,
+    /// Share of questions whose note was among the first five.
+    pub recall_at_5: f64,
+    /// Mean of 1 / the note's rank over the first ten (0 where it is not among them).
+    pub mrr: f64,
 }
 
 /// A whole run.
@@ -186,6 +205,7 @@ pub fn summarise(
         target_ms,
         agreement: None,
         peer: None,
+        quality: None,
     }
 }
 

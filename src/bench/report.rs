@@ -70,8 +70,15 @@ fn verdict(m: &Measurement) -> String {
     }
 }
 
+/// A quality row's recall@1 / recall@5 / MRR.
+fn found(m: &Measurement) -> String {
+    m.quality
+        .map(|q| format!("{:.3} / {:.3} / {:.3}", q.recall_at_1, q.recall_at_5, q.mrr))
+        .unwrap_or_default()
+}
+
 /// The cells of one result row, in the column order both tables use.
-fn cells(m: &Measurement) -> [String; 9] {
+fn cells(m: &Measurement) -> [String; 10] {
     [
         m.scenario.clone(),
         m.size.to_string(),
@@ -84,6 +91,7 @@ fn cells(m: &Measurement) -> [String; 9] {
         m.agreement
             .map(|a| format!("{:.1}%", a * 100.0))
             .unwrap_or_default(),
+        found(m),
     ]
 }
 
@@ -99,11 +107,12 @@ pub fn render_table(r: &Report) -> String {
         r.machine.perf,
         r.machine.kernels
     );
-    let line = |c: &[String; 9]| {
-        format!(
-            "{:<16} {:>7} {:>4} {:>5} {:>10} {:>10} {:>10} {:>16} {:>9}\n",
-            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
-        )
+    let line = |c: &[String; 10]| {
+        let row = format!(
+            "{:<16} {:>7} {:>4} {:>5} {:>10} {:>10} {:>10} {:>16} {:>9} {:>21}",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9]
+        );
+        format!("{}\n", row.trim_end())
     };
     out.push_str(&line(
         &[
@@ -116,6 +125,7 @@ pub fn render_table(r: &Report) -> String {
             "p99 ms",
             "target (p50)",
             "agree",
+            "found R@1 / R@5 / MRR",
         ]
         .map(String::from),
     ));
@@ -132,7 +142,7 @@ pub fn render_markdown(r: &Report) -> String {
         "Machine: {}, {} threads, {:.1} GiB, {}, {} build; SQLite {}, sqlite-vec {}, ONNX Runtime {}, whisper.cpp {}; UMWELT_PERF {}; vector kernels {}.\n\nCommand: `{}`\n\n",
         mc.cpu, mc.threads, mc.memory_gib, mc.os, mc.profile, mc.sqlite, mc.sqlite_vec, mc.onnxruntime, mc.whisper_cpp, mc.perf, mc.kernels, r.command
     );
-    out.push_str("| scenario | size | mode | n | p50 ms | p95 ms | p99 ms | target p50 | agreement |\n|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| scenario | size | mode | n | p50 ms | p95 ms | p99 ms | target p50 | agreement | found R@1 / R@5 / MRR |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for m in &r.results {
         out.push_str(&format!("| {} |\n", cells(m).join(" | ")));
     }

@@ -23,7 +23,7 @@
 //! | `crash_sweep` | SIGKILL at every step from record to memory: one draft or one memory after, never lost |
 //! | `recovery` | a killed dictation recovered at the next start; a cut spool |
 //! | `voice` | what the voice says is what whisper hears; stop; bad input |
-//! | `retrieval_set` | the committed retrieval set at scale: sizes, every question's target, the distractors as their generator writes them |
+//! | `retrieval_set` | the committed retrieval set at scale: sizes, every question's target, the distractors as their generator writes them; built into a real file with the real model and scored |
 //! | `search` | hybrid search: exact phrase first among a thousand, codes by their words, FTS5 syntax as text, holders isolated |
 //! | `speaker` | streamed playback, paced and through ALSA, without gaps |
 //! | `bad_models` | a missing or damaged model is reported clearly |

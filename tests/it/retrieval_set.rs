@@ -81,3 +81,47 @@ fn the_distractors_are_what_their_generator_writes() {
     assert!(status.success());
     assert!(std::fs::read_to_string(&file).unwrap() == read("distractors.txt"), "the committed distractors differ from scripts/retrieval-set.py's; run it and commit the file");
 }
+
+/// The harness's quality scenarios build the set into a real memory file with the real model:
+/// every target is there, once, with its own text; three years of notes end at the same moment
+/// in every run; and among a few hundred distractors both retrievals find most questions' notes
+/// (the scores at 10 000 are the harness's to measure, docs/PERFORMANCE.md).
+#[test]
+fn the_set_builds_into_a_memory_file_and_its_questions_are_scored() {
+    use std::sync::atomic::AtomicBool;
+    use umwelt::bench::retrieval_set::{quality, RetrievalSet, SCOPE};
+
+    let _process = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("set.sqlite");
+    let set = RetrievalSet::committed();
+    let embedder = umwelt::embed::Embedder::load().unwrap();
+    let built = set
+        .build(&path, 300, &embedder, &AtomicBool::new(false))
+        .unwrap();
+    assert_eq!(built.targets.len(), set.targets.len());
+    let store = umwelt::store::Store::open(&path).unwrap();
+    assert_eq!(store.count(SCOPE).unwrap(), 300 + set.targets.len());
+    for (target, id) in &built.targets {
+        let text = set.targets.iter().find(|(t, _)| t == target).unwrap().1;
+        assert_eq!(store.get(*id).unwrap().text, text);
+    }
+    let now = RetrievalSet::asked_at();
+    let (mut by_recall, mut by_search) = (Vec::new(), Vec::new());
+    for q in &set.questions {
+        let want = built.answer(q);
+        let v = embedder.embed_one(q.text).unwrap();
+        let rank = |ids: Vec<i64>| ids.iter().position(|&id| id == want).map(|r| r + 1);
+        let hits = store.recall_vector(&v, SCOPE, None, 10, now).unwrap();
+        assert!(hits.iter().all(|h| h.memory.created_at < now));
+        by_recall.push(rank(hits.into_iter().map(|h| h.memory.id).collect()));
+        let hits = store
+            .search_with_vector(q.text, &v, SCOPE, None, 10, now)
+            .unwrap();
+        by_search.push(rank(hits.into_iter().map(|h| h.memory.id).collect()));
+    }
+    let (r, s) = (quality(&by_recall), quality(&by_search));
+    eprintln!("300 distractors: recall {r:?}, search {s:?}");
+    assert_eq!(r.questions, 120);
+    assert!(r.recall_at_5 >= 0.8 && s.recall_at_5 >= 0.8, "{r:?} {s:?}");
+}

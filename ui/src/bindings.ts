@@ -429,6 +429,11 @@ export type Hit = {
 	recency: number,
 	/**  `similarity + recency`: what the hits are ordered by. */
 	score: number,
+	/**
+	 *  Its near-copies among the candidates, best first: shown as "and N similar notes"
+	 *  rather than each taking a place ([`super::diversity`]).
+	 */
+	similar?: Memory[],
 };
 
 /**  A holder, and how many holdings it has on main. */
@@ -532,6 +537,8 @@ export type Measurement = {
 	 *  same data shape as Umwelt's row of the same scenario and size; none for Umwelt's own.
 	 */
 	peer?: string | null,
+	/**  For the quality scenarios: how often the right note was found. */
+	quality?: Quality | null,
 };
 
 /**  One remembered text, as the user sees it. */
@@ -581,6 +588,21 @@ export type Progress = {
 	/**  Steps done and planned (one step per scenario × size). */
 	done: number,
 	total: number,
+};
+
+/**
+ *  How well a retrieval found the note each question asks for (the committed retrieval set,
+ *  [`retrieval_set`]).
+ */
+export type Quality = {
+	/**  Questions asked. */
+	questions: number,
+	/**  Share of questions whose note came first. */
+	recall_at_1: number,
+	/**  Share of questions whose note was among the first five. */
+	recall_at_5: number,
+	/**  Mean of 1 / the note's rank over the first ten (0 where it is not among them). */
+	mrr: number,
 };
 
 /**  Recordings a crash left behind, transcribed into drafts at start-up. */
@@ -638,6 +660,11 @@ export type SearchHit = {
 	/**  What the hits are ordered by (see the module's formula). */
 	score: number,
 	why: Why,
+	/**
+	 *  Its near-copies among the candidates, best first: shown as "and N similar notes"
+	 *  rather than each taking a place ([`super::diversity`]).
+	 */
+	similar?: Memory[],
 };
 
 /**  A session's history and turn log. */
@@ -816,9 +843,17 @@ export type Why = {
 	keyword_rank: number | null,
 	/**  FTS5's bm25 of it (lower is better), if it shares words. */
 	bm25: number | null,
+	/**
+	 *  How much its words' rank counts, 0 to 1: the share of the query's word evidence (the
+	 *  rarity of the words it shares) it holds. 1 where it shares no words.
+	 */
+	words_weight?: number,
 	/**  Its rank among the memories nearest in meaning (similarity + recency), if it is one. */
 	meaning_rank: number | null,
-	/**  Cosine similarity to the query, if it was among the nearest. */
+	/**
+	 *  Cosine similarity to the query: among the nearest, or found by its words (read from its
+	 *  stored vector); `None` only without the model.
+	 */
 	similarity: number | null,
 	/**  The recency term (worth at most 0.1, halving every 30 days). */
 	recency: number,

@@ -12,6 +12,7 @@
 mod embed;
 mod loading;
 mod memory;
+mod quality;
 mod speech;
 mod store;
 mod town;
@@ -38,6 +39,7 @@ pub(super) const ENGINE: Suite = Suite {
     about: "the app's engine: memory, embedding, speech and voice",
     areas: &[
         store::SCENARIOS,
+        quality::SCENARIOS,
         embed::SCENARIOS,
         speech::SCENARIOS,
         voice::SCENARIOS,
@@ -45,7 +47,6 @@ pub(super) const ENGINE: Suite = Suite {
         memory::SCENARIOS,
     ],
 };
-
 
 /// The suite `umwelt-cli bench` and the dashboard run.
 pub fn default_suite() -> &'static Suite {
@@ -249,6 +250,12 @@ pub fn plan(config: &BenchConfig) -> Result<Vec<(&'static Scenario, usize)>> {
 struct Ctx<'a> {
     dir: tempfile::TempDir,
     corpora: Vec<Corpus>,
+    /// The retrieval set built so far: its distractor count, file and targets.
+    retrieval: Option<(
+        usize,
+        PathBuf,
+        std::sync::Arc<crate::bench::retrieval_set::BuiltSet>,
+    )>,
     /// Towns built so far, by days.
     towns: Vec<(usize, PathBuf)>,
     warmup: usize,
@@ -266,6 +273,7 @@ impl<'a> Ctx<'a> {
                 .tempdir()
                 .map_err(Error::io("creating a folder for the bench corpus"))?,
             corpora: Vec::new(),
+            retrieval: None,
             towns: Vec::new(),
             warmup,
             iterations,
@@ -342,6 +350,9 @@ pub(super) struct Sample {
 pub struct Prepared {
     pub warmup: usize,
     step: Box<dyn FnMut(usize) -> Result<Sample>>,
+    /// For a quality scenario: the id measured iteration `i` should find (its sample's `ids`
+    /// are the hits, best first).
+    answer: Option<Box<dyn Fn(usize) -> i64>>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -373,8 +384,17 @@ fn prepared(
     Ok(Prepared {
         warmup,
         step: Box::new(step),
+        answer: None,
         _dir: None,
     })
+}
+
+impl Prepared {
+    /// Score each measured iteration's hits against the id it should find.
+    fn answers(mut self, answer: impl Fn(usize) -> i64 + 'static) -> Prepared {
+        self.answer = Some(Box::new(answer));
+        self
+    }
 }
 
 /// Run `f`, returning its milliseconds and its result.
@@ -412,12 +432,17 @@ fn run_one(ctx: &mut Ctx, info: &Scenario, size: usize) -> Result<Vec<Measuremen
         }
         let mut samples = Vec::with_capacity(n);
         let mut got = Vec::new();
+        let mut ranks = Vec::new();
         for i in 0..n {
             if ctx.cancelled() {
                 break;
             }
             let s = (p.step)(i)?;
             samples.push(s.ms);
+            if let (Some(answer), Some(hits)) = (&p.answer, &s.ids) {
+                let want = answer(i);
+                ranks.push(hits.iter().position(|&id| id == want).map(|r| r + 1));
+            }
             got.extend(s.ids);
         }
         drop(p); // flush writers while the switch still says which path they took
@@ -425,13 +450,17 @@ fn run_one(ctx: &mut Ctx, info: &Scenario, size: usize) -> Result<Vec<Measuremen
             break;
         }
         ids.push(got);
-        rows.push(summarise(
+        let mut row = summarise(
             info.name,
             size,
             if on { "on" } else { "off" },
             samples,
             info.target_for(size),
-        ));
+        );
+        if !ranks.is_empty() {
+            row.quality = Some(crate::bench::retrieval_set::quality(&ranks));
+        }
+        rows.push(row);
     }
     if rows.is_empty() && ctx.cancelled() {
         return Err(Error::Cancelled);
@@ -460,5 +489,32 @@ mod tests {
         assert!(unique(scenarios.map(|i| i.name).collect()));
         assert!(unique(SUITES.iter().map(|s| s.name).collect()));
         assert_eq!(default_suite().name, "engine");
+    }
+
+    /// A quality scenario's row scores each measured iteration's hits against its answer.
+    #[test]
+    fn a_quality_row_counts_where_each_answer_ranked() {
+        let scenario = Scenario::new("answers", "test", |ctx, _| {
+            // Iteration i returns [i, 99, 98]; the answer is i for even i, 98 for odd i.
+            let p = prepared(ctx.warmup, |i| {
+                Ok(Sample {
+                    ms: 1.0,
+                    ids: Some(vec![i as i64, 99, 98]),
+                })
+            })?;
+            Ok(p.answers(|i| if i % 2 == 0 { i as i64 } else { 98 }))
+        })
+        .iterations(4);
+        let never = AtomicBool::new(false);
+        let mut ctx = Ctx::new(1, None, &never).unwrap();
+        let rows = run_one(&mut ctx, &scenario, 0).unwrap();
+        let q = rows[0].quality.expect("a quality row");
+        assert_eq!((q.questions, q.recall_at_1, q.recall_at_5), (4, 0.5, 1.0));
+        assert!((q.mrr - (1.0 + 1.0 / 3.0) / 2.0).abs() < 1e-12);
+        // A scenario without answers has no quality.
+        let plain = Scenario::new("plain", "test", |ctx, _| {
+            prepared(ctx.warmup, |_| timed(1.0))
+        });
+        assert_eq!(run_one(&mut ctx, &plain, 0).unwrap()[0].quality, None);
     }
 }

@@ -4,7 +4,7 @@ import { peerPairs } from "./peers";
 
 const m = (scenario: string, size: number, mode: string, p50: number, peer: string | null = null): Measurement => ({
   scenario, size, mode, iterations: 10, p50_ms: p50, p95_ms: p50, p99_ms: p50, min_ms: p50, max_ms: p50,
-  target_ms: null, agreement: null, peer,
+  target_ms: null, agreement: null, peer, quality: null,
 });
 
 describe("peerPairs", () => {
