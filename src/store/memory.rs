@@ -61,6 +61,10 @@ pub struct Hit {
     pub recency: f32,
     /// `similarity + recency`: what the hits are ordered by.
     pub score: f32,
+    /// Its near-copies among the candidates, best first: shown as "and N similar notes"
+    /// rather than each taking a place ([`super::diversity`]).
+    #[serde(default)]
+    pub similar: Vec<Memory>,
 }
 
 /// What to store with a memory besides its text.

@@ -35,6 +35,7 @@
 //! (the recency term is worth at most 0.1).
 
 mod browse;
+mod diversity;
 mod edit;
 mod forget;
 mod full_vectors;
@@ -66,11 +67,11 @@ use journal::Journal;
 pub use browse::{Cursor, Filter, Page, SessionSummary, MAX_PAGE};
 pub use edit::Version;
 pub use full_vectors::SPILL_FROM;
+pub use fusion::RRF_K;
 pub use memory::{Hit, Memory, MemoryId, NewMemory, DEFAULT_SCOPE, MAX_TEXT_BYTES};
 pub use recall::{RecallStats, MAX_K, RECENCY_HALF_LIFE_DAYS, RECENCY_WEIGHT};
 pub use reembed::ReembedProgress;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
-pub use fusion::RRF_K;
 pub use search::{fts_phrase, fts_words, SearchHit, Why, COMMON_DOCS, MAX_QUERY_WORDS};
 
 /// The store. Share it as `Arc<Store>`; calls are serialised on one connection.

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::index::{side_file_failed, VecIndex};
 use super::memory::{memory_row, select_memory};
-use super::{f32_bytes, Hit, Store, MAX_TEXT_BYTES};
+use super::{diversity, f32_bytes, Hit, Store, MAX_TEXT_BYTES};
 use crate::clock::now_ms;
 use crate::embed::EMBED_DIM;
 use crate::error::{Error, Result};
@@ -135,18 +135,26 @@ impl Store {
         self.with_nearest(holder, vector, session, k, |tx, nearest| {
             let mut get =
                 tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
+            // Absent only if another process deleted it between this process's own write and
+            // that write reaching the index (the index was synced in this snapshot).
+            let mut read = |id: i64| get.query_row(params![id, holder], memory_row).optional();
+            let ranked = rank(nearest, now, usize::MAX);
+            let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
             let mut hits = Vec::with_capacity(k);
-            for (id, similarity, recency) in rank(nearest, now, k) {
-                // Absent only if another process deleted it between this process's own write
-                // and that write reaching the index (the index was synced in this snapshot).
-                if let Some(memory) = get.query_row(params![id, holder], memory_row).optional()? {
-                    hits.push(Hit {
-                        memory,
-                        similarity,
-                        recency,
-                        score: similarity + recency,
-                    });
+            for group in diversity::collapse(tx, &ids, k)? {
+                let (id, similarity, recency) = ranked[group.lead];
+                let Some(memory) = read(id)? else { continue };
+                let mut similar = Vec::with_capacity(group.similar.len());
+                for i in group.similar {
+                    similar.extend(read(ranked[i].0)?);
                 }
+                hits.push(Hit {
+                    memory,
+                    similarity,
+                    recency,
+                    score: similarity + recency,
+                    similar,
+                });
             }
             Ok(hits)
         })

@@ -1,16 +1,23 @@
 //! Hybrid search: the words of the query (full text, FTS5's bm25) and its meaning (the vector
-//! recall, with recency) fused by reciprocal rank, with the memories that hold the query as an
-//! exact phrase first. Every hit says why it ranked where it did ([`Why`]).
+//! recall, with recency), with the memories that hold the query as an exact phrase first. Every
+//! hit says why it ranked where it did ([`Why`]).
 //!
 //! ```text
-//! score = [exact phrase: 1] + 1 / (RRF_K + keyword rank) + 1 / (RRF_K + meaning rank)
+//! score = [exact phrase: 1] + similarity + recency + [shares words: WORDS_BONUS · w]
 //! ```
 //!
-//! (a rank counts from 1; a list the memory is not in adds nothing). The user's text is always
-//! text: it reaches FTS5 only as quoted words ([`fts_words`]), so FTS5's syntax (`"`, `*`,
-//! `NEAR(`, `OR`, `-`, `:`, `^`, parentheses, unbalanced quotes) is never read as syntax.
-//! Isolation is a filter, not a ranking hint: both lists are read only among the claims the
-//! holder holds.
+//! The candidates are the nearest in meaning and the best by their words; a candidate found by
+//! its words only gets its similarity from its stored vector, so every candidate is judged by
+//! meaning alike. `w`, from 0 to 1, is the share of the query's word evidence the memory holds
+//! ([`fusion::words_weight`]): sharing the query's rare words (a name, a code) is worth up to
+//! [`fusion::WORDS_BONUS`] of similarity, sharing only words found in thousands of notes almost
+//! nothing (docs/PERFORMANCE.md, issue 35: this measured better than fusing the two lists by
+//! reciprocal rank, which let any shared word outrank the note that means the question). Without
+//! the model the words' list is fused by reciprocal rank alone ([`fusion::score`]). The user's
+//! text is always text: it reaches FTS5 only as quoted words ([`fts_words`]), so FTS5's syntax
+//! (`"`, `*`, `NEAR(`, `OR`, `-`, `:`, `^`, parentheses, unbalanced quotes) is never read as
+//! syntax. Isolation is a filter, not a ranking hint: both lists are read only among the claims
+//! the holder holds. Near-copies of a better hit join it as its similar notes ([`diversity`]).
 
 use std::collections::HashMap;
 
@@ -19,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::memory::{memory_row, select_memory};
 use super::recall::{check_k, check_query, recency};
-use super::{fusion, Filter, Memory, Store};
+use super::{diversity, fusion, Filter, Memory, Store};
 use crate::clock::now_ms;
 use crate::error::Result;
 
@@ -35,6 +42,10 @@ pub struct SearchHit {
     /// What the hits are ordered by (see the module's formula).
     pub score: f32,
     pub why: Why,
+    /// Its near-copies among the candidates, best first: shown as "and N similar notes"
+    /// rather than each taking a place ([`super::diversity`]).
+    #[serde(default)]
+    pub similar: Vec<Memory>,
 }
 
 /// The parts of a hit's score.
@@ -47,12 +58,21 @@ pub struct Why {
     pub keyword_rank: Option<u32>,
     /// FTS5's bm25 of it (lower is better), if it shares words.
     pub bm25: Option<f64>,
+    /// How much its words' rank counts, 0 to 1: the share of the query's word evidence (the
+    /// rarity of the words it shares) it holds. 1 where it shares no words.
+    #[serde(default = "full_weight")]
+    pub words_weight: f64,
     /// Its rank among the memories nearest in meaning (similarity + recency), if it is one.
     pub meaning_rank: Option<u32>,
-    /// Cosine similarity to the query, if it was among the nearest.
+    /// Cosine similarity to the query: among the nearest, or found by its words (read from its
+    /// stored vector); `None` only without the model.
     pub similarity: Option<f32>,
     /// The recency term (worth at most 0.1, halving every 30 days).
     pub recency: f32,
+}
+
+fn full_weight() -> f64 {
+    1.0
 }
 
 /// The words of `text` (runs of letters and digits), at most [`MAX_QUERY_WORDS`].
@@ -187,11 +207,16 @@ impl Store {
         // Source and time are applied after the nearest are found: look further when they narrow.
         let narrowed = filter.source.is_some() || filter.from.is_some() || filter.to.is_some();
         let pool = (k * 4).max(50);
-        let meaning = if by_meaning {
-            let vector = match vector {
+        let query_vector = if by_meaning {
+            Some(match vector {
                 Some(v) => v.to_vec(),
                 None => self.embedder.get()?.embed_one(q)?,
-            };
+            })
+        } else {
+            None
+        };
+        let meaning = if let Some(vector) = &query_vector {
+            let vector = vector.clone();
             if narrowed {
                 // Source and time are read from the memories themselves.
                 let mut near = self.recall_holder(holder, &vector, session, pool * 8, now)?;
@@ -219,7 +244,7 @@ impl Store {
             filter,
             pool,
         };
-        let keywords = words.ranked(q)?;
+        let (keywords, query_idf) = words.ranked(q)?;
         let phrase: Vec<i64> = match fts_phrase(q) {
             Some(m) => words
                 .matching(&m, Order::Newest)?
@@ -234,6 +259,7 @@ impl Store {
             exact_phrase: false,
             keyword_rank: None,
             bm25: None,
+            words_weight: 1.0,
             meaning_rank: None,
             similarity: None,
             recency: 0.0,
@@ -249,41 +275,80 @@ impl Store {
             let e = found.entry(id).or_insert_with(|| (blank(), None));
             e.0.keyword_rank = Some(rank as u32 + 1);
             e.0.bm25 = bm25;
+            e.0.words_weight = fusion::words_weight(bm25, query_idf);
         }
         // A phrase match counts even when its note is in neither list (among many notes that
         // share the words, it can be in neither's first few dozen).
         for id in phrase {
-            found.entry(id).or_insert_with(|| (blank(), None)).0.exact_phrase = true;
+            found
+                .entry(id)
+                .or_insert_with(|| (blank(), None))
+                .0
+                .exact_phrase = true;
+        }
+        // Found by its words only: its similarity from its stored vector, its recency from its
+        // date, so that meaning judges every candidate alike.
+        if let Some(qv) = &query_vector {
+            let mut created = tx.prepare_cached("SELECT created_at FROM claim WHERE id = ?1")?;
+            for (id, (why, _)) in found
+                .iter_mut()
+                .filter(|(_, (w, _))| w.meaning_rank.is_none())
+            {
+                why.similarity = diversity::vector(&tx, *id)?.map(|v| diversity::dot(&v, qv));
+                let at: Option<i64> = created.query_row(params![id], |r| r.get(0)).optional()?;
+                why.recency = at.map_or(0.0, |at| recency(at, now));
+            }
         }
         let scored = found
             .into_iter()
             .map(|(id, (why, memory))| {
                 let phrase = if why.exact_phrase { 1.0 } else { 0.0 };
-                let score = phrase + fusion::score(why.keyword_rank, why.meaning_rank);
+                let score = if query_vector.is_some() {
+                    let words = why.keyword_rank.map(|_| why.words_weight);
+                    phrase + fusion::by_meaning(why.similarity, why.recency, words)
+                } else {
+                    phrase + fusion::score(why.keyword_rank, why.words_weight, None)
+                };
                 (score, id, (why, memory))
             })
             .collect();
-        let ranked = fusion::best(scored, k);
+        // Every candidate in order; near-copies of a better one join it ([`diversity`]).
+        let ranked = fusion::best(scored, usize::MAX);
+        let ids: Vec<i64> = ranked.iter().map(|r| r.1).collect();
+        let groups = diversity::collapse(&tx, &ids, k)?;
+        let mut ranked: Vec<_> = ranked.into_iter().map(Some).collect();
 
         let mut get = tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
-        let mut hits = Vec::with_capacity(ranked.len());
-        for (score, id, (mut why, memory)) in ranked {
-            let score = score as f32;
-            let memory = match memory {
-                Some(m) => m,
-                // Read back now (still only among the holder's); found by its words only, its
-                // recency is worked out here.
-                None => match get.query_row(params![id, holder], memory_row).optional()? {
-                    Some(m) => {
-                        if why.meaning_rank.is_none() {
-                            why.recency = recency(m.created_at, now);
-                        }
-                        m
-                    }
-                    None => continue,
-                },
+        // A candidate's memory: read with the meaning's list, or read back now (still only
+        // among the holder's). `None` if another process deleted it meanwhile.
+        let mut memory_of = |id: i64, memory: Option<Memory>| match memory {
+            Some(m) => Ok::<_, crate::error::Error>(Some(m)),
+            None => Ok(get.query_row(params![id, holder], memory_row).optional()?),
+        };
+        let mut hits = Vec::with_capacity(groups.len());
+        for group in groups {
+            let Some((score, id, (mut why, memory))) = ranked[group.lead].take() else {
+                continue;
             };
-            hits.push(SearchHit { memory, score, why });
+            let Some(memory) = memory_of(id, memory)? else {
+                continue;
+            };
+            if why.meaning_rank.is_none() {
+                // Found by its words only: its recency is worked out here.
+                why.recency = recency(memory.created_at, now);
+            }
+            let mut similar = Vec::with_capacity(group.similar.len());
+            for i in group.similar {
+                if let Some((_, id, (_, m))) = ranked[i].take() {
+                    similar.extend(memory_of(id, m)?);
+                }
+            }
+            hits.push(SearchHit {
+                memory,
+                score: score as f32,
+                why,
+                similar,
+            });
         }
         drop(get);
         tx.commit()?;
@@ -323,15 +388,22 @@ struct Words<'a> {
     pool: usize,
 }
 
+/// A note found by its words and its bm25 (`None` in a list ordered by age).
+type WordHit = (i64, Option<f64>);
+
 impl Words<'_> {
     /// The notes that share words with `q`: first those that hold all its usable words (not
     /// commoner than [`COMMON_DOCS`]), best first by bm25; then those that hold any of its
     /// rarest words ([`ANY_WORD_DOCS`]), best first by bm25. If every word is too common, the
-    /// newest notes holding them all.
-    fn ranked(&self, q: &str) -> Result<Vec<(i64, Option<f64>)>> {
-        let all = words(q);
+    /// newest notes holding them all. With them, the sum of the usable words' idf: the bm25
+    /// of a note holding each of them once ([`fusion::words_weight`]).
+    fn ranked(&self, q: &str) -> Result<(Vec<WordHit>, f64)> {
+        let mut all = words(q);
+        // Each word once: a repeated word is no more evidence.
+        let mut once = std::collections::HashSet::new();
+        all.retain(|w| once.insert(w.to_lowercase()));
         if all.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), 0.0));
         }
         let mut docs = self
             .tx
@@ -350,15 +422,25 @@ impl Words<'_> {
             .map(|(_, w)| *w)
             .collect();
         if usable.is_empty() {
-            return self.matching(&quoted(&all, " "), Order::Newest);
+            return Ok((self.matching(&quoted(&all, " "), Order::Newest)?, 0.0));
         }
+        let rows: i64 = self
+            .tx
+            .query_row("SELECT coalesce(max(id), 0) FROM claim", [], |r| r.get(0))?;
+        let query_idf: f64 = counted
+            .iter()
+            // A word no note holds is evidence too: a note sharing only "Maya" of "which nut
+            // does Maya react to" holds a small share of the query.
+            .filter(|(n, _)| *n <= COMMON_DOCS)
+            .map(|(n, _)| fusion::idf(*n, rows))
+            .sum();
         let mut hits = if usable.len() > 1 {
             self.matching(&quoted(&usable, " "), Order::Bm25)?
         } else {
             Vec::new()
         };
         if hits.len() >= self.pool {
-            return Ok(hits);
+            return Ok((hits, query_idf));
         }
         // Rarest first, while the notes to rank stay within the budget (the rarest always).
         let mut any = Vec::new();
@@ -379,7 +461,7 @@ impl Words<'_> {
                 hits.push(hit);
             }
         }
-        Ok(hits)
+        Ok((hits, query_idf))
     }
 
     /// The holder's matches of the FTS5 query `m` that the filter keeps, at most the pool.

@@ -6,6 +6,7 @@ const why = (w: Partial<Why>): Why => ({
   exact_phrase: false,
   keyword_rank: null,
   bm25: null,
+  words_weight: 1,
   meaning_rank: null,
   similarity: null,
   recency: 0,
@@ -27,6 +28,11 @@ describe("whyItRanked", () => {
     expect(whyItRanked(why({ keyword_rank: 3, recency: 0.02 }))).toBe("words #3 · recent 0.02");
     expect(whyItRanked(why({ meaning_rank: 4, similarity: 0.5, recency: 0.02 }))).toBe("meaning #4 (0.50) · recent 0.02");
     expect(whyItRanked(why({ exact_phrase: true }))).toBe("exact phrase · recent 0.00");
+  });
+
+  it("says how little a words' rank counted when the shared words are common", () => {
+    expect(whyItRanked(why({ keyword_rank: 1, bm25: -0.4, words_weight: 0.2, recency: 0.02 }))).toBe("words #1 ×0.20 · recent 0.02");
+    expect(whyItRanked(why({ keyword_rank: 1, words_weight: 0.999 }))).toBe("words #1 · recent 0.00");
   });
 
   it("gives a meaning rank without a similarity when there is none", () => {

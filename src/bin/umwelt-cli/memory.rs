@@ -37,9 +37,23 @@ pub(crate) fn recall(db: &Option<PathBuf>, a: RecallArgs) -> Result<()> {
     } else {
         for h in hits {
             println!("{:.3}  [{}] {}", h.score, h.memory.id, h.memory.text);
+            print_similar(&h.similar);
         }
     }
     Ok(())
+}
+
+/// "and 2 similar notes: [12] [40]" beneath a hit with near-copies.
+fn print_similar(similar: &[umwelt::store::Memory]) {
+    if !similar.is_empty() {
+        let ids: Vec<String> = similar.iter().map(|m| format!("[{}]", m.id)).collect();
+        let notes = if similar.len() == 1 { "note" } else { "notes" };
+        println!(
+            "        and {} similar {notes}: {}",
+            similar.len(),
+            ids.join(" ")
+        );
+    }
 }
 
 pub(crate) fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
@@ -54,14 +68,16 @@ pub(crate) fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
     }
     for h in hits {
         println!("{:.4}  [{}] {}", h.score, h.memory.id, h.memory.text);
+        print_similar(&h.similar);
         if a.explain {
             let w = &h.why;
             let rank = |r: Option<u32>| r.map_or("—".to_string(), |r| r.to_string());
             println!(
-                "        exact phrase: {}; keyword rank {} (bm25 {}); meaning rank {} (similarity {}); recency {:.3}",
+                "        exact phrase: {}; keyword rank {} (bm25 {}, weight {:.2}); meaning rank {} (similarity {}); recency {:.3}",
                 if w.exact_phrase { "yes" } else { "no" },
                 rank(w.keyword_rank),
                 w.bm25.map_or("—".into(), |b| format!("{b:.2}")),
+                w.words_weight,
                 rank(w.meaning_rank),
                 w.similarity.map_or("—".into(), |s| format!("{s:.3}")),
                 w.recency

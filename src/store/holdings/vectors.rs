@@ -448,7 +448,7 @@ impl Store {
         }
         let scored = fused
             .into_iter()
-            .map(|(id, w)| (fusion::score(w.keyword_rank, w.meaning_rank), id, w))
+            .map(|(id, w)| (fusion::score(w.keyword_rank, 1.0, w.meaning_rank), id, w))
             .collect();
         let ranked = fusion::best(scored, k);
         let mut text = tx.prepare_cached("SELECT text, kind FROM claim WHERE id = ?1")?;
