@@ -9,7 +9,7 @@ and prints recall@1, recall@5 and MRR (over the top 10) for each.
     python3 scripts/retrieval-eval.py [--cli PATH] [--distractors N] [--keep DIR]
 
 UMWELT_PERF=off in the environment measures the exact paths. Nothing outside a temporary folder
-(or --keep DIR) is written.
+(or --keep DIR) is written; run again with the same --keep DIR to ask again without importing.
 """
 import argparse
 import datetime
@@ -63,13 +63,17 @@ def main() -> None:
     a = ap.parse_args()
     targets, questions, notes = read_set(a.distractors)
     work = pathlib.Path(a.keep or tempfile.mkdtemp(prefix="umwelt-retrieval-"))
-    notes_dir = work / "notes"
-    notes_dir.mkdir(parents=True, exist_ok=True)
-    write_notes(notes_dir, targets, notes)
     db = work / "memories.sqlite"
-    t = time.time()
-    subprocess.run([a.cli, "import", "--db", str(db), str(notes_dir)], check=True, stdout=subprocess.DEVNULL)
-    print(f"imported {len(notes) + len(targets)} notes in {time.time() - t:.1f} s", file=sys.stderr)
+    if db.exists():
+        # A kept file from an earlier run with the same set: ask again without importing.
+        print(f"asking {db} again (delete it to import anew)", file=sys.stderr)
+    else:
+        notes_dir = work / "notes"
+        notes_dir.mkdir(parents=True, exist_ok=True)
+        write_notes(notes_dir, targets, notes)
+        t = time.time()
+        subprocess.run([a.cli, "import", "--db", str(db), str(notes_dir)], check=True, stdout=subprocess.DEVNULL)
+        print(f"imported {len(notes) + len(targets)} notes in {time.time() - t:.1f} s", file=sys.stderr)
     for command in ("recall", "search"):
         at1 = at5 = rr = 0.0
         for target, question in questions:
