@@ -24,7 +24,7 @@
 //! | `recovery` | a killed dictation recovered at the next start; a cut spool |
 //! | `voice` | what the voice says is what whisper hears; stop; bad input |
 //! | `retrieval_set` | the committed retrieval set at scale: sizes, every question's target, the distractors as their generator writes them; built into a real file with the real model and scored |
-//! | `search` | hybrid search: exact phrase first among a thousand, codes by their words, FTS5 syntax as text, holders isolated |
+//! | `search` | hybrid search: exact phrase first among a thousand, codes by their words, FTS5 syntax as text, holders isolated, near-copies collapsed |
 //! | `speaker` | streamed playback, paced and through ALSA, without gaps |
 //! | `bad_models` | a missing or damaged model is reported clearly |
 //! | `cli` | `umwelt-cli` round trips, refusals, the fast bench, and the memory scenarios' fresh probe processes |

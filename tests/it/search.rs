@@ -1,7 +1,7 @@
 //! Hybrid search with the real embedder: an exact phrase the user remembers finds its note first
 //! among a thousand that share its words; a code that means nothing to the embedder is found by
-//! its words; FTS5 syntax in a query is text; and a holder's search never returns what another
-//! holder holds.
+//! its words; FTS5 syntax in a query is text; a holder's search never returns what another
+//! holder holds; and near-copies take one place, the others shown as its similar notes.
 
 use umwelt::store::NewMemory;
 use umwelt::Store;
@@ -228,4 +228,54 @@ fn a_holder_finds_its_own_match_when_another_holder_has_thousands_better_ones() 
     assert!(hits[0].memory.text.contains("apple tree"));
     let phrase = store.search_words("apple tree", "me", None, 5).unwrap();
     assert!(phrase[0].why.exact_phrase);
+}
+
+/// Near-copies of a note (the same errand, another day) take one place with the real model: the
+/// best of them is shown with the others as its similar notes, in search and in recall alike,
+/// and a note on another matter keeps its own place. A note only partly alike is not folded.
+#[test]
+fn near_copies_take_one_place_with_the_others_as_its_similar_notes() {
+    let _process = common::shared();
+    let (_dir, db) = common::temp_db();
+    let store = Store::open(&db).unwrap();
+    let copies: Vec<i64> = [
+        "Drive Ben to the dentist check-up on Monday.",
+        "Drive Ben to the dentist check-up on Tuesday.",
+        "Drive Ben to the dentist check-up on Thursday.",
+    ]
+    .iter()
+    .map(|t| store.remember("me", "", t).unwrap())
+    .collect();
+    let other = store
+        .remember(
+            "me",
+            "",
+            "The dentist said Ben needs a filling in his back tooth.",
+        )
+        .unwrap();
+    for hits in [
+        store
+            .search("Ben's dentist appointment", "me", None, 5)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.memory.id, h.similar))
+            .collect::<Vec<_>>(),
+        store
+            .recall("Ben's dentist appointment", "me", None, 5)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.memory.id, h.similar))
+            .collect(),
+    ] {
+        let shown: Vec<i64> = hits.iter().map(|h| h.0).collect();
+        assert_eq!(shown.len(), 2, "{hits:#?}");
+        assert!(shown.contains(&other), "{hits:#?}");
+        let (lead, similar) = hits.iter().find(|h| h.0 != other).unwrap();
+        assert!(copies.contains(lead));
+        let mut all: Vec<i64> = similar.iter().map(|m| m.id).collect();
+        all.push(*lead);
+        all.sort();
+        assert_eq!(all, copies, "each copy once, as the lead or as its similar");
+        assert!(hits.iter().find(|h| h.0 == other).unwrap().1.is_empty());
+    }
 }
