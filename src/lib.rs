@@ -33,6 +33,7 @@ pub mod error;
 pub mod exchange;
 pub mod kernels;
 pub mod lazy;
+pub mod mcp;
 pub mod models;
 pub mod optimisations;
 pub mod paths;

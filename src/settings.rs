@@ -35,6 +35,9 @@ pub struct Settings {
     pub shortcut: String,
     /// Hold the shortcut to talk, or press once to start and again to stop.
     pub shortcut_mode: ShortcutMode,
+    /// Settings → Agents: whether the MCP server (`umwelt-cli mcp`) offers agents its writing
+    /// tools (`remember`, `forget`). Off until the user turns it on.
+    pub agents_may_write: bool,
 }
 
 /// Which whisper model transcribes dictation.
@@ -84,6 +87,7 @@ impl Default for Settings {
             unload_after_minutes: 10,
             shortcut: "Ctrl+Alt+Space".into(),
             shortcut_mode: ShortcutMode::Toggle,
+            agents_may_write: false,
         }
     }
 }
@@ -332,6 +336,7 @@ mod tests {
             unload_after_minutes: 3,
             shortcut: "Ctrl+Shift+D".into(),
             shortcut_mode: ShortcutMode::PushToTalk,
+            agents_may_write: true,
         };
         f.save(&s).unwrap();
         // A file from before these settings existed still loads, with their defaults.

@@ -74,6 +74,7 @@ pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
             settings::take_startup_note,
             settings::log_folder,
             settings::open_log_folder,
+            settings::agent_setup,
         ])
         .events(crate::events::all())
         // A rejected command throws its `CommandError`, as `invoke` does.

@@ -74,6 +74,8 @@ pub fn measure(what: Probe, db: &Path) -> Result<f64> {
 /// If this process was started as a probe, run it and exit; otherwise return at once. Every
 /// binary that runs the harness calls this before anything else.
 pub fn run_if_asked() {
+    // The MCP round trip's server (`scenarios/agents.rs`) is started the same way.
+    crate::mcp::serve_if_asked();
     let Some(what) = std::env::var_os(PROBE_ENV) else {
         return;
     };

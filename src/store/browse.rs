@@ -19,7 +19,8 @@ pub const MAX_PAGE: usize = 1000;
 pub struct Filter {
     /// Only this session's.
     pub session: Option<String>,
-    /// Only those of this source: `typed`, `dictated`, `imported`, `transcribed`.
+    /// Only those of this source: `typed`, `dictated`, `imported`, `transcribed`, or one agent's
+    /// (`agent: NAME`, written over MCP); `agent` keeps every agent's.
     pub source: Option<String>,
     /// Only those made at or after this time (Unix ms).
     pub from: Option<i64>,
@@ -36,7 +37,10 @@ impl Filter {
     /// Whether `m` passes.
     pub fn keeps(&self, m: &Memory) -> bool {
         self.session.as_ref().is_none_or(|s| &m.session == s)
-            && self.source.as_ref().is_none_or(|s| &m.source == s)
+            && self
+                .source
+                .as_ref()
+                .is_none_or(|s| &m.source == s || (s == "agent" && m.source.starts_with("agent: ")))
             && self.from.is_none_or(|t| m.created_at >= t)
             && self.to.is_none_or(|t| m.created_at < t)
     }
@@ -112,7 +116,7 @@ impl Store {
         let conn = self.conn();
         let mut st = conn.prepare_cached(select_memory!(
             "WHERE ho.name = ?1 AND h.since >= ?2 AND h.since < ?3
-               AND (?4 IS NULL OR h.session = ?4) AND (?5 IS NULL OR c.source = ?5)
+               AND (?4 IS NULL OR h.session = ?4) AND (?5 IS NULL OR c.source = ?5 OR (?5 = 'agent' AND c.source GLOB 'agent: *'))
                AND (h.since < ?6 OR (h.since = ?6 AND c.id < ?7))
              ORDER BY h.since DESC, c.id DESC LIMIT ?8"
         ))?;
@@ -149,7 +153,7 @@ impl Store {
         let n: i64 = self.conn().prepare_cached(
             "SELECT count(*) FROM holding h JOIN holder ho ON ho.id = h.holder_id JOIN claim c ON c.id = h.claim_id
              WHERE ho.name = ?1 AND h.since >= ?2 AND h.since < ?3
-               AND (?4 IS NULL OR h.session = ?4) AND (?5 IS NULL OR c.source = ?5)",
+               AND (?4 IS NULL OR h.session = ?4) AND (?5 IS NULL OR c.source = ?5 OR (?5 = 'agent' AND c.source GLOB 'agent: *'))",
         )?.query_row(params![scope, from, to, filter.session, filter.source], |r| r.get(0))?;
         Ok(n as usize)
     }

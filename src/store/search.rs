@@ -479,7 +479,7 @@ impl Words<'_> {
         let mut keeps = self.tx.prepare_cached(
             "SELECT 1 FROM holding h JOIN claim c ON c.id = h.claim_id
              WHERE h.claim_id = ?1 AND h.holder_id = ?2 AND (?3 IS NULL OR h.session = ?3)
-               AND (?4 IS NULL OR c.source = ?4) AND c.created_at >= ?5 AND c.created_at < ?6",
+               AND (?4 IS NULL OR c.source = ?4 OR (?4 = 'agent' AND c.source GLOB 'agent: *')) AND c.created_at >= ?5 AND c.created_at < ?6",
         )?;
         let mut kept = Vec::with_capacity(self.pool);
         for (id, b) in &found {
@@ -499,14 +499,14 @@ impl Words<'_> {
                 "SELECT f.rowid, bm25(claim_fts) AS b FROM claim_fts f
                  JOIN holding h ON h.claim_id = f.rowid JOIN claim c ON c.id = f.rowid
                  WHERE claim_fts MATCH ?1 AND h.holder_id = ?2 AND (?3 IS NULL OR h.session = ?3)
-                   AND (?5 IS NULL OR c.source = ?5) AND c.created_at >= ?6 AND c.created_at < ?7
+                   AND (?5 IS NULL OR c.source = ?5 OR (?5 = 'agent' AND c.source GLOB 'agent: *')) AND c.created_at >= ?6 AND c.created_at < ?7
                  ORDER BY b, f.rowid DESC LIMIT ?4"
             }
             Order::Newest => {
                 "SELECT f.rowid, NULL FROM claim_fts f
                  JOIN holding h ON h.claim_id = f.rowid JOIN claim c ON c.id = f.rowid
                  WHERE claim_fts MATCH ?1 AND h.holder_id = ?2 AND (?3 IS NULL OR h.session = ?3)
-                   AND (?5 IS NULL OR c.source = ?5) AND c.created_at >= ?6 AND c.created_at < ?7
+                   AND (?5 IS NULL OR c.source = ?5 OR (?5 = 'agent' AND c.source GLOB 'agent: *')) AND c.created_at >= ?6 AND c.created_at < ?7
                  ORDER BY f.rowid DESC LIMIT ?4"
             }
         })?;

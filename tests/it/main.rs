@@ -32,6 +32,7 @@
 //! | `transcribe_file` | an audio file of every format to text with times; a long file in stretches; Cancel; cut short; not audio; the draft it becomes |
 //! | `holdings` | who holds what: tellings and chains, drafts to any depth, axes, pages and cursors, isolation on every path, bad input; property tests of drafts, merges and isolation; a small town |
 //! | `unsaved` | an unsaved dictation is a draft of the user's holder: seen in it only, saved once, discarded, put right after a crash |
+//! | `mcp` | `umwelt-cli mcp` driven by rmcp's client as a child process: every tool, resources, a second writer on the file, read-only and Settings → Agents, bad requests answered with JSON-RPC errors, a client leaving mid-call |
 //! | `writers` | two processes on one file: writes wait their turn, recall sees the others' writes |
 
 #[path = "../common/mod.rs"]
@@ -49,6 +50,7 @@ mod engine;
 mod exchange;
 mod fuzz;
 mod holdings;
+mod mcp;
 mod microphone;
 mod microphone_paced;
 mod recovery;

@@ -189,6 +189,11 @@ export const commands = {
 	logFolder: () => __TAURI_INVOKE<string>("log_folder"),
 	/**  Open the log folder in the system's file manager. */
 	openLogFolder: () => __TAURI_INVOKE<null>("open_log_folder"),
+	/**
+	 *  Settings → Agents: how an agent's MCP client starts Umwelt's server (`umwelt-cli mcp`, found
+	 *  beside this program as the package installs it).
+	 */
+	agentSetup: () => __TAURI_INVOKE<ClientSetup>("agent_setup"),
 };
 
 /** Events */
@@ -248,6 +253,17 @@ export type ClaimWhy = {
 	/**  Its rank by meaning (1 = nearest), if it was among the nearest. */
 	meaning_rank: number | null,
 	similarity: number | null,
+};
+
+/**  How a client starts `umwelt-cli mcp`. */
+export type ClientSetup = {
+	/**  The program: `umwelt-cli` beside this one (where the package installs it), else by name. */
+	command: string,
+	args: string[],
+	/**  `UMWELT_DATA_DIR`, when this process was started with one. */
+	data_dir: string | null,
+	/**  The whole entry, as JSON to paste into a client's configuration. */
+	snippet: string,
 };
 
 export type CommandError = {
@@ -384,7 +400,10 @@ export type FileProgress = {
 export type Filter = {
 	/**  Only this session's. */
 	session: string | null,
-	/**  Only those of this source: `typed`, `dictated`, `imported`, `transcribed`. */
+	/**
+	 *  Only those of this source: `typed`, `dictated`, `imported`, `transcribed`, or one agent's
+	 *  (`agent: NAME`, written over MCP); `agent` keeps every agent's.
+	 */
 	source: string | null,
 	/**  Only those made at or after this time (Unix ms). */
 	from: number | null,
@@ -707,6 +726,11 @@ export type Settings = {
 	shortcut?: string,
 	/**  Hold the shortcut to talk, or press once to start and again to stop. */
 	shortcut_mode?: ShortcutMode,
+	/**
+	 *  Settings → Agents: whether the MCP server (`umwelt-cli mcp`) offers agents its writing
+	 *  tools (`remember`, `forget`). Off until the user turns it on.
+	 */
+	agents_may_write?: boolean,
 };
 
 /**  How the global shortcut records. */

@@ -1,5 +1,6 @@
 //! The settings: voice, speed, speaker; microphone, speech model, vocabulary, shortcut, idle
-//! unload. Validated and written by the engine (`umwelt::settings`).
+//! unload; whether agents may write, and how their MCP client starts Umwelt. Validated and
+//! written by the engine (`umwelt::settings`, `umwelt::mcp`).
 
 use tauri::State;
 use umwelt::settings::Settings;
@@ -68,6 +69,14 @@ pub fn take_startup_note(state: State<'_, AppState>) -> Option<String> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take()
+}
+
+/// Settings → Agents: how an agent's MCP client starts Umwelt's server (`umwelt-cli mcp`, found
+/// beside this program as the package installs it).
+#[tauri::command]
+#[specta::specta]
+pub fn agent_setup() -> umwelt::mcp::ClientSetup {
+    umwelt::mcp::client_setup(std::env::current_exe().ok().as_deref())
 }
 
 /// The folder the log files are in, to show in Settings.

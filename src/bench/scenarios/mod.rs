@@ -9,6 +9,7 @@
 //! then `mod town;` and `town::SUITE` in [`SUITES`] below. Data several scenarios share lives
 //! apart from them (`bench/corpus.rs`, `bench/dictation.rs`).
 
+mod agents;
 mod embed;
 mod loading;
 mod memory;
@@ -40,6 +41,7 @@ pub(super) const ENGINE: Suite = Suite {
     areas: &[
         store::SCENARIOS,
         quality::SCENARIOS,
+        agents::SCENARIOS,
         embed::SCENARIOS,
         speech::SCENARIOS,
         voice::SCENARIOS,

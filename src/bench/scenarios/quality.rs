@@ -46,7 +46,11 @@ enum Ask {
 }
 
 /// The set with `size` distractors, built once per run (embedding 10 000 notes takes a while).
-fn built(ctx: &mut Ctx, size: usize, embedder: &Embedder) -> Result<(PathBuf, Arc<BuiltSet>)> {
+pub(super) fn built(
+    ctx: &mut Ctx,
+    size: usize,
+    embedder: &Embedder,
+) -> Result<(PathBuf, Arc<BuiltSet>)> {
     if let Some((n, path, set)) = &ctx.retrieval {
         if *n == size {
             return Ok((path.clone(), set.clone()));

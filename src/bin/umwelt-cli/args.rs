@@ -87,11 +87,22 @@ pub(crate) enum Command {
     },
     /// Build the generated town (40 holders, 100 claims and 50 tellings a day) into a new file.
     Town(TownArgs),
+    /// Serve the memory to the user's own agents over the Model Context Protocol (stdio): start
+    /// it from an MCP client. The writing tools (remember, forget) are offered only when
+    /// Settings → Agents allows them, and never with --read-only.
+    Mcp(McpArgs),
     /// Model files: check them, or convert whisper to GGML (used by scripts/setup-models.sh).
     Models {
         #[command(subcommand)]
         command: ModelsCommand,
     },
+}
+
+#[derive(Args)]
+pub(crate) struct McpArgs {
+    /// Offer only the reading tools, whatever Settings → Agents says.
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 #[derive(Args)]

@@ -1,8 +1,9 @@
 //! `umwelt-cli`: the engine from a terminal, on any memory file (`--db`), without a window.
 //!
 //! `args.rs` declares the commands and their flags; each command is one function in the file of
-//! its area (`memory.rs`, `holdings.rs` (who holds what), `speech.rs`, `voice.rs`, `bench.rs`, `models.rs`).
+//! its area (`memory.rs`, `agents.rs` (the MCP server), `holdings.rs` (who holds what), `speech.rs`, `voice.rs`, `bench.rs`, `models.rs`).
 
+mod agents;
 mod args;
 mod bench;
 mod exchange;
@@ -77,6 +78,7 @@ fn run(cli: Cli) -> umwelt::Result<()> {
             DraftCommand::Discard { draft } => holdings::draft_discard(db, draft),
         },
         Command::Town(a) => holdings::town(db, a),
+        Command::Mcp(a) => agents::mcp(db, a),
         Command::Models { command } => match command {
             ModelsCommand::Check => models::check(),
             ModelsCommand::ConvertWhisper(a) => models::convert_whisper(a),

@@ -19,10 +19,21 @@ export const SOURCES: { value: string; label: string }[] = [
   { value: "dictated", label: "Dictated" },
   { value: "transcribed", label: "Transcribed file" },
   { value: "imported", label: "Imported" },
+  // Any agent's (`agent: NAME`, written over MCP): the filter keeps every agent's.
+  { value: "agent", label: "By an agent" },
 ];
 
+/** What an agent writes is marked `agent: NAME` (the name its MCP client gave). */
+const AGENT_PREFIX = "agent: ";
+
 export function sourceLabel(source: string): string {
+  if (source.startsWith(AGENT_PREFIX)) return `Agent: ${source.slice(AGENT_PREFIX.length)}`;
   return SOURCES.find((s) => s.value === source)?.label ?? source;
+}
+
+/** The source's kind, for its badge's class: `agent` for every agent. */
+export function sourceKind(source: string): string {
+  return source.startsWith(AGENT_PREFIX) ? "agent" : source;
 }
 
 export function emptyFilter(): Filter {
