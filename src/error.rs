@@ -53,6 +53,10 @@ pub enum Error {
     #[error("{0}")]
     Audio(String),
 
+    /// A text could not be typed into the focused app (`typing.rs`); it is kept where it was.
+    #[error("the text was not typed: {0}")]
+    NotTyped(String),
+
     /// Work on another thread panicked (a bug); what it was doing and the panic's message.
     #[error("{what} failed unexpectedly ({detail}). This is a fault in Umwelt: nothing was lost; try again, and report it if it repeats.")]
     Crashed { what: String, detail: String },

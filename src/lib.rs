@@ -41,6 +41,7 @@ pub mod perf_db;
 pub mod settings;
 pub mod speech;
 pub mod store;
+pub mod typing;
 pub mod voice;
 
 pub use error::{Error, Result};

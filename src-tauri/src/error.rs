@@ -49,7 +49,7 @@ impl From<umwelt::Error> for CommandError {
             NotFound(_) => ErrorKind::NotFound,
             Exists(_) => ErrorKind::Exists,
             ModelMissing { .. } | ModelCorrupt { .. } | ModelLoad { .. } => ErrorKind::Model,
-            Audio(_) => ErrorKind::Audio,
+            Audio(_) | NotTyped(_) => ErrorKind::Audio,
             Cancelled => ErrorKind::Cancelled,
             Db(_) | Io { .. } | Crashed { .. } => ErrorKind::Internal,
         };

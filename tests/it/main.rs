@@ -33,6 +33,7 @@
 //! | `holdings` | who holds what: tellings and chains, drafts to any depth, axes, pages and cursors, isolation on every path, bad input; property tests of drafts, merges and isolation; a small town |
 //! | `unsaved` | an unsaved dictation is a draft of the user's holder: seen in it only, saved once, discarded, put right after a crash |
 //! | `mcp` | `umwelt-cli mcp` driven by rmcp's client as a child process: every tool, resources, a second writer on the file, read-only and Settings → Agents, bad requests answered with JSON-RPC errors, a client leaving mid-call |
+//! | `typing` | dictation into another app: `umwelt-cli type` and `record --type` into xterm under Xvfb (accents, an emoji), the dictation kept when there is no window to type into |
 //! | `writers` | two processes on one file: writes wait their turn, recall sees the others' writes |
 
 #[path = "../common/mod.rs"]
@@ -60,6 +61,7 @@ mod speaker;
 mod speech;
 mod store;
 mod transcribe_file;
+mod typing;
 mod unsaved;
 mod voice;
 mod writers;

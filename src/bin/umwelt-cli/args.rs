@@ -45,6 +45,9 @@ pub(crate) enum Command {
     /// Dictate from the microphone: spooled to disk as it is recorded, then transcribed and
     /// remembered. Records for --seconds (or until killed: the spool is recovered next time).
     Record(RecordArgs),
+    /// Type a text into the focused window as if typed on the keyboard (X11: XTest; Wayland:
+    /// wtype), for scripts and tests; `record --type` dictates straight into it.
+    Type(TypeArgs),
     /// Turn recordings a crash or a kill left behind into memories.
     Recover(RecoverArgs),
     /// Read a text aloud with the local voice (Kokoro), or write it to a WAV file.
@@ -252,6 +255,15 @@ pub(crate) struct RecordArgs {
     /// Where recordings go (default: `recordings/` beside the memory file).
     #[arg(long)]
     pub recordings: Option<PathBuf>,
+    /// Once the dictation is kept as a memory, type it into the focused app as well.
+    #[arg(long = "type")]
+    pub type_it: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct TypeArgs {
+    /// The text to type.
+    pub text: String,
 }
 
 #[derive(Args)]

@@ -55,6 +55,7 @@ fn run(cli: Cli) -> umwelt::Result<()> {
         Command::Transcribe(a) => speech::transcribe(a),
         Command::Record(a) => speech::record(db, a),
         Command::Recover(a) => speech::recover(db, a),
+        Command::Type(a) => speech::type_text(a),
         Command::Wer(a) => speech::wer(a),
         Command::Speak(a) => voice::speak(a),
         Command::Voices(a) => voice::voices(a),

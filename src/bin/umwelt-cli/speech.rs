@@ -7,7 +7,7 @@ use umwelt::speech::file;
 use umwelt::store::DEFAULT_SCOPE;
 use umwelt::{speech, Error, Result, Store};
 
-use crate::args::{RecordArgs, RecoverArgs, TranscribeArgs, WerArgs};
+use crate::args::{RecordArgs, RecoverArgs, TranscribeArgs, TypeArgs, WerArgs};
 use crate::memory::open;
 
 pub(crate) fn transcribe(a: TranscribeArgs) -> Result<()> {
@@ -99,6 +99,26 @@ pub(crate) fn record(db: &Option<PathBuf>, a: RecordArgs) -> Result<()> {
     }
     let m = dictation.save(&draft.id, &draft.text, &store, DEFAULT_SCOPE, "")?;
     println!("[{}] {}", m.id, m.text);
+    if a.type_it {
+        // Kept as a memory first: a failure to type loses nothing.
+        umwelt::typing::type_text(&m.text).map_err(|e| match e {
+            Error::NotTyped(why) => {
+                Error::NotTyped(format!("{why}. The dictation is kept as memory {}", m.id))
+            }
+            e => e,
+        })?;
+    }
+    Ok(())
+}
+
+/// `type TEXT`: into the focused window.
+pub(crate) fn type_text(a: TypeArgs) -> Result<()> {
+    let how = umwelt::typing::type_text(&a.text)?;
+    eprintln!(
+        "typed {} characters with {}",
+        a.text.chars().count(),
+        how.describe()
+    );
     Ok(())
 }
 

@@ -1,0 +1,165 @@
+//! Typing a text into the app that has the keyboard focus, as if the user typed it: dictation
+//! into any app (`umwelt-cli type`, `record --type`).
+//!
+//! - **X11**: XTest through `enigo` (its `x11rb` backend, in this process, no helper program).
+//!   A character the keyboard layout has no key for (accents on a US layout, emoji) is typed by
+//!   binding its keysym to a spare keycode for the moment, which enigo gives back afterwards;
+//!   the receiving app turns the keysym into the character, so any Unicode text arrives as
+//!   itself in an app that reads keysyms (GTK, Qt, xterm in a UTF-8 locale). Before typing, the
+//!   X server is asked which window has the focus: none (or only the desktop's root window), and
+//!   nothing is typed. Whether the focused window has a text field, X cannot say.
+//! - **Wayland**: the compositor decides. Where it offers the virtual-keyboard protocol
+//!   (wlroots compositors: Sway, Hyprland…), Debian's `wtype` types the text; GNOME and KDE
+//!   offer no such protocol to ordinary programs, and the error says so (the caller keeps the
+//!   text and puts it on the clipboard).
+//!
+//! Whatever fails is an [`Error::NotTyped`] that says why and what to do: the caller has already
+//! kept the text (a draft, a memory), so a failure here loses nothing.
+
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+
+/// How a text was typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// XTest key events on the X server (`DISPLAY`).
+    XTest,
+    /// `wtype`, the Wayland virtual-keyboard protocol.
+    Wtype,
+}
+
+impl Method {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Method::XTest => "X11 key events (XTest)",
+            Method::Wtype => "the Wayland virtual keyboard (wtype)",
+        }
+    }
+}
+
+/// Type `text` into the focused window of this graphical session.
+pub fn type_text(text: &str) -> Result<Method> {
+    if text.is_empty() {
+        return Err(Error::InvalidInput("there is no text to type".into()));
+    }
+    if text.contains('\0') {
+        return Err(Error::InvalidInput(
+            "the text holds a NUL character, which cannot be typed".into(),
+        ));
+    }
+    let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty());
+    let x11 = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
+    if wayland {
+        return type_wayland(text);
+    }
+    if x11 {
+        return type_x11(text);
+    }
+    Err(Error::NotTyped(
+        "there is no graphical session here (neither WAYLAND_DISPLAY nor DISPLAY is set), so \
+         there is no window to type into"
+            .into(),
+    ))
+}
+
+fn type_x11(text: &str) -> Result<Method> {
+    use enigo::{Enigo, Keyboard, Settings};
+    focused_x11_window()?;
+    let mut enigo = Enigo::new(&Settings::default()).map_err(|e| {
+        Error::NotTyped(format!(
+            "the X server did not let Umwelt type ({e}); check that DISPLAY names your session"
+        ))
+    })?;
+    enigo
+        .text(text)
+        .map_err(|e| Error::NotTyped(format!("typing through the X server failed midway ({e})")))?;
+    // The keycodes bound for characters off the layout are given back when `enigo` is
+    // dropped; let the receiving app read its events first, or it may see them unbound.
+    flush_x11();
+    drop(enigo);
+    Ok(Method::XTest)
+}
+
+/// The X server's focused window, or the reason there is none to type into.
+fn focused_x11_window() -> Result<u32> {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::ConnectionExt;
+    let (conn, _) = x11rb::connect(None).map_err(|e| {
+        Error::NotTyped(format!(
+            "the X server named by DISPLAY could not be reached ({e})"
+        ))
+    })?;
+    let root = conn.setup().roots.first().map(|r| r.root);
+    let focus = conn
+        .get_input_focus()
+        .map_err(|e| Error::NotTyped(format!("asking the X server for the focus failed ({e})")))?
+        .reply()
+        .map_err(|e| Error::NotTyped(format!("asking the X server for the focus failed ({e})")))?
+        .focus;
+    // 1 is PointerRoot: the keys go to the window under the pointer; none there, none at all.
+    let focus = match (focus, root) {
+        (1, Some(root)) => conn
+            .query_pointer(root)
+            .ok()
+            .and_then(|c| c.reply().ok())
+            .map_or(0, |p| p.child),
+        _ => focus,
+    };
+    let _ = conn.flush();
+    // 0 is None: no window has the keyboard; the root window: the desktop has it (the focused
+    // window closed and focus fell back to its parent), so keys would reach no app.
+    if focus == 0 || Some(focus) == root {
+        return Err(Error::NotTyped(
+            "no window has the keyboard focus: click into the text field first".into(),
+        ));
+    }
+    Ok(focus)
+}
+
+/// A round trip to the X server: every event sent before it has been handled by the server,
+/// and a short pause lets the focused app read them.
+fn flush_x11() {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::ConnectionExt;
+    if let Ok((conn, _)) = x11rb::connect(None) {
+        let _ = conn.get_input_focus().map(|c| c.reply());
+        let _ = conn.flush();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+}
+
+fn type_wayland(text: &str) -> Result<Method> {
+    let out = Command::new("wtype")
+        .arg("--")
+        .arg(text)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Ok(Method::Wtype),
+        Ok(o) => Err(Error::NotTyped(format!(
+            "this Wayland compositor refused the virtual keyboard ({}); GNOME and KDE do not \
+             offer it to other programs: the text is kept in Umwelt, paste it yourself",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotTyped(
+            "typing on Wayland needs `wtype` (sudo apt install wtype), and a compositor that \
+             offers the virtual keyboard (Sway, Hyprland, other wlroots ones)"
+                .into(),
+        )),
+        Err(e) => Err(Error::NotTyped(format!("wtype could not be started ({e})"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_texts_are_refused_before_anything_is_typed() {
+        assert!(matches!(type_text(""), Err(Error::InvalidInput(_))));
+        assert!(matches!(type_text("a\0b"), Err(Error::InvalidInput(_))));
+    }
+}
