@@ -52,28 +52,43 @@ impl Screen {
             |s| s.xdotool(&["getmouselocation"]).is_some(),
             "Xvfb to start",
         );
+        let log = dir.join("xterm.log");
         let xterm = Command::new("xterm")
             .env("DISPLAY", &screen.display)
             .env("LC_ALL", "C.UTF-8")
             .arg("-e")
             .arg(format!("cat > '{}'", screen.out.display()))
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .expect("xterm is installed by scripts/setup.sh --test");
         screen.xterm = Some(xterm);
+        let until = Instant::now() + Duration::from_secs(90);
+        while !screen
+            .xdotool(&["search", "--onlyvisible", "--class", "xterm"])
+            .is_some_and(|w| !w.trim().is_empty())
+        {
+            let exited = screen.xterm.as_mut().unwrap().try_wait().unwrap();
+            assert!(
+                exited.is_none() && Instant::now() < until,
+                "xterm's window did not appear (xterm {exited:?}): {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Mapped (visible) before it can take the focus; under load that can lag its creation.
+        let window = screen
+            .xdotool(&["search", "--onlyvisible", "--class", "xterm"])
+            .unwrap();
+        let window = window.lines().next().unwrap().to_string();
         screen.wait_for(
             |s| {
-                s.xdotool(&["search", "--class", "xterm"])
-                    .is_some_and(|w| !w.trim().is_empty())
+                s.xdotool(&["windowfocus", "--sync", &window]).is_some()
+                    && s.xdotool(&["getwindowfocus"])
+                        .is_some_and(|f| f.trim() == window)
             },
-            "xterm's window",
+            "xterm to take the focus",
         );
-        let window = screen.xdotool(&["search", "--class", "xterm"]).unwrap();
-        let window = window.lines().next().unwrap().to_string();
-        screen
-            .xdotool(&["windowfocus", "--sync", &window])
-            .expect("xterm takes the focus");
         screen
     }
 
@@ -90,9 +105,9 @@ impl Screen {
     }
 
     fn wait_for(&self, ready: impl Fn(&Screen) -> bool, what: &str) {
-        let until = Instant::now() + Duration::from_secs(20);
+        let until = Instant::now() + Duration::from_secs(60);
         while !ready(self) {
-            assert!(Instant::now() < until, "waited 20 s for {what}");
+            assert!(Instant::now() < until, "waited 60 s for {what}");
             std::thread::sleep(Duration::from_millis(100));
         }
     }
