@@ -14,6 +14,8 @@ use crate::common;
 struct Screen {
     display: String,
     xvfb: Child,
+    /// Xvfb's standard output, kept open: a write to a closed pipe would end it (SIGPIPE).
+    _xvfb_out: std::io::BufReader<std::process::ChildStdout>,
     xterm: Option<Child>,
     out: PathBuf,
 }
@@ -32,19 +34,17 @@ impl Screen {
                 "tcp",
             ])
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("xvfb.log")).unwrap())
             .spawn()
             .expect("Xvfb is installed by scripts/setup.sh --test");
+        let mut out = std::io::BufReader::new(xvfb.stdout.take().unwrap());
         let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(xvfb.stdout.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
+        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
         let display = format!(":{}", line.trim());
         let mut screen = Screen {
             display,
             xvfb,
+            _xvfb_out: out,
             xterm: None,
             out: dir.join("out.txt"),
         };
@@ -53,16 +53,7 @@ impl Screen {
             "Xvfb to start",
         );
         let log = dir.join("xterm.log");
-        let xterm = Command::new("xterm")
-            .env("DISPLAY", &screen.display)
-            .env("LC_ALL", "C.UTF-8")
-            .arg("-e")
-            .arg(format!("cat > '{}'", screen.out.display()))
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("xterm is installed by scripts/setup.sh --test");
-        screen.xterm = Some(xterm);
+        screen.xterm = Some(screen.xterm(&log));
         let until = Instant::now() + Duration::from_secs(90);
         while !screen
             .xdotool(&["search", "--onlyvisible", "--class", "xterm"])
@@ -70,10 +61,17 @@ impl Screen {
         {
             let exited = screen.xterm.as_mut().unwrap().try_wait().unwrap();
             assert!(
-                exited.is_none() && Instant::now() < until,
-                "xterm's window did not appear (xterm {exited:?}): {}",
-                std::fs::read_to_string(&log).unwrap_or_default()
+                Instant::now() < until,
+                "xterm's window did not appear (xterm {exited:?}): {}\nXvfb ({:?}): {}",
+                std::fs::read_to_string(&log).unwrap_or_default(),
+                screen.xvfb.try_wait(),
+                std::fs::read_to_string(dir.join("xvfb.log")).unwrap_or_default()
             );
+            if exited.is_some() {
+                // It could not open the display at that moment (seen once under the whole
+                // suite's load): start it again.
+                screen.xterm = Some(screen.xterm(&log));
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
         // Mapped (visible) before it can take the focus; under load that can lag its creation.
@@ -90,6 +88,18 @@ impl Screen {
             "xterm to take the focus",
         );
         screen
+    }
+
+    fn xterm(&self, log: &Path) -> Child {
+        Command::new("xterm")
+            .env("DISPLAY", &self.display)
+            .env("LC_ALL", "C.UTF-8")
+            .arg("-e")
+            .arg(format!("cat > '{}'", self.out.display()))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .expect("xterm is installed by scripts/setup.sh --test")
     }
 
     fn xdotool(&self, args: &[&str]) -> Option<String> {
