@@ -65,7 +65,7 @@ pub fn type_text(text: &str) -> Result<Method> {
 
 fn type_x11(text: &str) -> Result<Method> {
     use enigo::{Enigo, Keyboard, Settings};
-    focused_x11_window()?;
+    let conn = focused_x11_window()?;
     let mut enigo = Enigo::new(&Settings::default()).map_err(|e| {
         Error::NotTyped(format!(
             "the X server did not let Umwelt type ({e}); check that DISPLAY names your session"
@@ -76,13 +76,14 @@ fn type_x11(text: &str) -> Result<Method> {
         .map_err(|e| Error::NotTyped(format!("typing through the X server failed midway ({e})")))?;
     // The keycodes bound for characters off the layout are given back when `enigo` is
     // dropped; let the receiving app read its events first, or it may see them unbound.
-    flush_x11();
+    flush_x11(&conn);
     drop(enigo);
     Ok(Method::XTest)
 }
 
-/// The X server's focused window, or the reason there is none to type into.
-fn focused_x11_window() -> Result<u32> {
+/// A connection to the X server once a window has the focus, or the reason there is none to
+/// type into.
+fn focused_x11_window() -> Result<x11rb::rust_connection::RustConnection> {
     use x11rb::connection::Connection;
     use x11rb::protocol::xproto::ConnectionExt;
     let (conn, _) = x11rb::connect(None).map_err(|e| {
@@ -114,18 +115,14 @@ fn focused_x11_window() -> Result<u32> {
             "no window has the keyboard focus: click into the text field first".into(),
         ));
     }
-    Ok(focus)
+    Ok(conn)
 }
 
-/// A round trip to the X server: every event sent before it has been handled by the server,
-/// and a short pause lets the focused app read them.
-fn flush_x11() {
-    use x11rb::connection::Connection;
+/// A round trip to the X server (the events sent before it have been handled), and a short
+/// pause in which the focused app reads them.
+fn flush_x11(conn: &impl x11rb::connection::Connection) {
     use x11rb::protocol::xproto::ConnectionExt;
-    if let Ok((conn, _)) = x11rb::connect(None) {
-        let _ = conn.get_input_focus().map(|c| c.reply());
-        let _ = conn.flush();
-    }
+    let _ = conn.get_input_focus().map(|c| c.reply());
     std::thread::sleep(std::time::Duration::from_millis(50));
 }
 

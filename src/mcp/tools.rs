@@ -373,36 +373,34 @@ fn search(store: &Arc<Store>, caller: &Caller, a: SearchArgs) -> Result<Value, R
             .transpose()?,
     };
     let hits = store.search_in(&a.query, &caller.scope, &filter, k)?;
-    let hits: Vec<Value> = hits
+    let hits = hits
         .iter()
-        .map(|h| {
-            json!({
-                "memory": agent_memory(&h.memory),
-                "score": h.score,
-                "why": h.why,
-                "similar": h.similar.iter().map(|m| m.id).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    Ok(json!({ "hits": hits }))
+        .map(|h| hit(&h.memory, h.score, &h.similar, json!({ "why": h.why })));
+    Ok(json!({ "hits": hits.collect::<Vec<_>>() }))
 }
 
 fn recall(store: &Arc<Store>, caller: &Caller, a: RecallArgs) -> Result<Value, Refusal> {
     let k = limit(a.limit, DEFAULT_LIMIT)?;
     let hits = store.recall(&a.query, &caller.scope, None, k)?;
-    let hits: Vec<Value> = hits
-        .iter()
-        .map(|h| {
-            json!({
-                "memory": agent_memory(&h.memory),
-                "score": h.score,
-                "similarity": h.similarity,
-                "recency": h.recency,
-                "similar": h.similar.iter().map(|m| m.id).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    Ok(json!({ "hits": hits }))
+    let hits = hits.iter().map(|h| {
+        let parts = json!({ "similarity": h.similarity, "recency": h.recency });
+        hit(&h.memory, h.score, &h.similar, parts)
+    });
+    Ok(json!({ "hits": hits.collect::<Vec<_>>() }))
+}
+
+/// A search or recall hit as an agent sees it: the memory, its score, the ids of its near-copies,
+/// and `parts` (why it ranked) beside them.
+fn hit(memory: &Memory, score: f32, similar: &[Memory], parts: Value) -> Value {
+    let mut v = json!({
+        "memory": agent_memory(memory),
+        "score": score,
+        "similar": similar.iter().map(|m| m.id).collect::<Vec<_>>(),
+    });
+    if let (Value::Object(v), Value::Object(parts)) = (&mut v, parts) {
+        v.extend(parts);
+    }
+    v
 }
 
 /// The memory with this id, or a request error that says so.
