@@ -24,6 +24,7 @@
 
 pub mod audio;
 pub mod bench;
+pub mod clipboard;
 pub mod clock;
 pub mod cpu;
 pub mod crashpoint;

@@ -38,6 +38,30 @@ pub struct Settings {
     /// Settings → Agents: whether the MCP server (`umwelt-cli mcp`) offers agents its writing
     /// tools (`remember`, `forget`). Off until the user turns it on.
     pub agents_may_write: bool,
+    /// Settings → After dictation: what a dictation becomes once it stops.
+    pub after_dictation: AfterDictation,
+}
+
+/// What a dictation becomes once it stops (Settings → After dictation). Whatever is chosen, the
+/// text is kept in Umwelt (a draft or a memory) before anything is typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum AfterDictation {
+    /// A draft in Umwelt's window, to read, edit and save.
+    #[default]
+    KeepDraft,
+    /// Typed where the cursor is, in the app that has the focus; kept as a draft too.
+    Type,
+    /// Saved as a memory, then typed where the cursor is.
+    TypeAndSave,
+}
+
+impl AfterDictation {
+    /// Whether the text is typed into the focused app.
+    pub fn types(self) -> bool {
+        self != AfterDictation::KeepDraft
+    }
 }
 
 /// Which whisper model transcribes dictation.
@@ -88,6 +112,7 @@ impl Default for Settings {
             shortcut: "Ctrl+Alt+Space".into(),
             shortcut_mode: ShortcutMode::Toggle,
             agents_may_write: false,
+            after_dictation: AfterDictation::KeepDraft,
         }
     }
 }
@@ -337,6 +362,7 @@ mod tests {
             shortcut: "Ctrl+Shift+D".into(),
             shortcut_mode: ShortcutMode::PushToTalk,
             agents_may_write: true,
+            after_dictation: AfterDictation::TypeAndSave,
         };
         f.save(&s).unwrap();
         // A file from before these settings existed still loads, with their defaults.

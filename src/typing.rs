@@ -63,9 +63,46 @@ pub fn type_text(text: &str) -> Result<Method> {
     ))
 }
 
+/// Whether the window with the keyboard focus is one of this process's own: on X11, the
+/// `_NET_WM_PID` of the focused window or of a window above it (GTK sets it on each top-level
+/// window). `None` where it cannot be told (Wayland, no X server).
+pub fn focus_is_this_process() -> Option<bool> {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{AtomEnum, ConnectionExt};
+    if std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty()) {
+        return None;
+    }
+    let (conn, _) = x11rb::connect(None).ok()?;
+    let root = conn.setup().roots.first()?.root;
+    let pid = conn
+        .intern_atom(true, b"_NET_WM_PID")
+        .ok()?
+        .reply()
+        .ok()?
+        .atom;
+    let mut window = conn.get_input_focus().ok()?.reply().ok()?.focus;
+    // 0 (None), 1 (PointerRoot), the root: no window of anyone's has the focus.
+    for _ in 0..64 {
+        if pid == 0 || window <= 1 || window == root {
+            return Some(false);
+        }
+        let owner = conn
+            .get_property(false, window, pid, AtomEnum::CARDINAL, 0, 1)
+            .ok()?
+            .reply()
+            .ok()?;
+        if let Some(owner) = owner.value32().and_then(|mut v| v.next()) {
+            return Some(owner == std::process::id());
+        }
+        window = conn.query_tree(window).ok()?.reply().ok()?.parent;
+    }
+    Some(false)
+}
+
 fn type_x11(text: &str) -> Result<Method> {
     use enigo::{Enigo, Keyboard, Settings};
     let conn = focused_x11_window()?;
+    wait_for_modifiers_released(&conn)?;
     let mut enigo = Enigo::new(&Settings::default()).map_err(|e| {
         Error::NotTyped(format!(
             "the X server did not let Umwelt type ({e}); check that DISPLAY names your session"
@@ -117,6 +154,44 @@ fn focused_x11_window() -> Result<x11rb::rust_connection::RustConnection> {
     }
     Ok(conn)
 }
+
+/// Wait (at most [`MODIFIERS_HELD_FOR`]) until no modifier key is held: a dictation stopped
+/// with a shortcut (Ctrl+Alt+Space) ends while its keys may still be down, and a letter typed
+/// then would reach the app as Ctrl+Alt+letter, a command rather than text.
+fn wait_for_modifiers_released(conn: &impl x11rb::connection::Connection) -> Result<()> {
+    use x11rb::protocol::xproto::{ConnectionExt, KeyButMask};
+    let Some(root) = conn.setup().roots.first().map(|r| r.root) else {
+        return Ok(());
+    };
+    // Caps Lock and Num Lock are states, not keys held; Shift, Ctrl, Alt, Super and AltGr are.
+    let held = KeyButMask::SHIFT
+        | KeyButMask::CONTROL
+        | KeyButMask::MOD1
+        | KeyButMask::MOD4
+        | KeyButMask::MOD5;
+    let until = std::time::Instant::now() + MODIFIERS_HELD_FOR;
+    loop {
+        let mask = match conn.query_pointer(root).map(|c| c.reply()) {
+            Ok(Ok(p)) => p.mask,
+            // The state cannot be read: type anyway, as the user asked.
+            _ => return Ok(()),
+        };
+        if !mask.intersects(held) {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= until {
+            return Err(Error::NotTyped(
+                "a modifier key (Ctrl, Alt, Shift or Super) was still held down, and letters \
+                 typed with it would have been commands; let go of the shortcut's keys sooner"
+                    .into(),
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// How long typing waits for the shortcut's keys to be let go.
+const MODIFIERS_HELD_FOR: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// A round trip to the X server (the events sent before it have been handled), and a short
 /// pause in which the focused app reads them.

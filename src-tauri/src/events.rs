@@ -12,6 +12,7 @@ use tauri_specta::Event as Named;
 use umwelt::speech::{Draft, Heard, Recovery};
 use umwelt::store::ReembedProgress;
 use umwelt::voice::SpeechReport;
+use umwelt::Memory;
 
 /// Where a dictation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
@@ -35,7 +36,12 @@ pub struct DictationState {
     pub phase: DictationPhase,
     /// The microphone in use (while listening).
     pub device: Option<String>,
+    /// The draft it became (none when After dictation saved it as a memory).
     pub draft: Option<Draft>,
+    /// The memory After dictation → "Type it, and save it" saved it as.
+    pub memory: Option<Memory>,
+    /// Whether it was typed into the focused app.
+    pub typed: bool,
     pub message: Option<String>,
 }
 
@@ -45,6 +51,8 @@ impl DictationState {
             phase,
             device: None,
             draft: None,
+            memory: None,
+            typed: false,
             message: None,
         }
     }

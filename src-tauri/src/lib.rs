@@ -177,6 +177,16 @@ pub fn on_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: &tauri::Run
                 ..
             }
     );
+    if let tauri::RunEvent::WindowEvent {
+        event: tauri::WindowEvent::Focused(focused),
+        ..
+    } = event
+    {
+        // After dictation types into the focused app, never into Umwelt's own window.
+        if let Some(state) = app.try_state::<state::AppState>() {
+            state.desktop.set_focused(*focused);
+        }
+    }
     if !closing {
         return;
     }

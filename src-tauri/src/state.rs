@@ -14,6 +14,7 @@ use umwelt::Store;
 
 use crate::events::Relay;
 use crate::managers::bench::BenchState;
+use crate::managers::desktop::Desktop;
 use crate::managers::forgetting::Forgetting;
 use crate::managers::jobs::Jobs;
 use crate::managers::microphone::{Microphone, MicrophoneOwner, SystemMicrophones};
@@ -31,6 +32,8 @@ pub struct AppState {
     pub speech_models: SpeechModels,
     /// The microphone's one owner.
     pub microphone: Arc<Microphone>,
+    /// The focused app, the clipboard and notifications (After dictation).
+    pub desktop: Arc<Desktop>,
     /// The speaker's one owner.
     pub speaker: Arc<SpeakerOwner>,
     /// The app's own performance database: kept benchmark runs and real timings.
@@ -97,6 +100,7 @@ impl AppState {
         let runs = Arc::new(runs);
         let startup_note = (!notes.is_empty()).then(|| notes.join("\n\n"));
         let events = Arc::new(Relay::default());
+        let desktop = Arc::new(Desktop::default());
         let microphone = MicrophoneOwner::new(
             SystemMicrophones {
                 dictation: dictation.clone(),
@@ -104,6 +108,9 @@ impl AppState {
                 vad: speech_models.vad.clone(),
                 settings: settings.clone(),
                 runs: runs.clone(),
+                store: store.clone(),
+                scope: umwelt::store::DEFAULT_SCOPE.to_string(),
+                desktop: desktop.clone(),
             },
             events.clone(),
         );
@@ -116,6 +123,7 @@ impl AppState {
             dictation,
             speech_models,
             microphone,
+            desktop,
             speaker: Arc::new(SpeakerOwner::new(Arc::new(Speaker::new()))),
             runs,
             bench: BenchState::default(),

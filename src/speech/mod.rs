@@ -14,7 +14,9 @@ pub mod transcriber;
 pub mod vad;
 pub mod wer;
 
-pub use dictation::{ClosedDictation, DictationDrafts, Draft, LiveDictation, Recovery};
+pub use dictation::{
+    AfterStop, ClosedDictation, DictationDrafts, Draft, Elsewhere, LiveDictation, Recovery,
+};
 pub use file::{transcribe_file, AudioFile, FileProgress, FileTranscript};
 pub use live::{Ears, Heard, Listener};
 pub use recorder::{InputDevice, Monitor, Recorder, Recording};

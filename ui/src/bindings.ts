@@ -121,8 +121,11 @@ export const commands = {
 	prefetchDictation: () => __TAURI_INVOKE<null>("prefetch_dictation"),
 	/**  Start dictating from `device` (or the microphone chosen in Settings, or the default). */
 	startDictation: (device: string | null) => __TAURI_INVOKE<null>("start_dictation", { device }),
-	/**  Stop dictating; resolves with the draft (also announced as a `dictation-state` event). */
-	stopDictation: () => __TAURI_INVOKE<Draft>("stop_dictation"),
+	/**
+	 *  Stop dictating; resolves with what it became, by Settings → After dictation: a draft, or a
+	 *  memory, typed or not (also announced as a `dictation-state` event).
+	 */
+	stopDictation: () => __TAURI_INVOKE<DictationState>("stop_dictation"),
 	/**  Dictations not yet saved, oldest first. */
 	listDrafts: () => __TAURI_INVOKE<Draft[]>("list_drafts"),
 	/**
@@ -208,6 +211,18 @@ export const events = {
 };
 
 /* Types */
+/**
+ *  What a dictation becomes once it stops (Settings → After dictation). Whatever is chosen, the
+ *  text is kept in Umwelt (a draft or a memory) before anything is typed.
+ */
+export type AfterDictation = 
+/**  A draft in Umwelt's window, to read, edit and save. */
+"keep_draft" | 
+/**  Typed where the cursor is, in the app that has the focus; kept as a draft too. */
+"type" | 
+/**  Saved as a memory, then typed where the cursor is. */
+"type_and_save";
+
 /**  What to run. */
 export type BenchConfig = {
 	/**  The suite (`engine`, the default, or `town`). */
@@ -321,7 +336,12 @@ export type DictationState = {
 	phase: DictationPhase,
 	/**  The microphone in use (while listening). */
 	device: string | null,
+	/**  The draft it became (none when After dictation saved it as a memory). */
 	draft: Draft | null,
+	/**  The memory After dictation → "Type it, and save it" saved it as. */
+	memory: Memory | null,
+	/**  Whether it was typed into the focused app. */
+	typed: boolean,
 	message: string | null,
 };
 
@@ -731,6 +751,8 @@ export type Settings = {
 	 *  tools (`remember`, `forget`). Off until the user turns it on.
 	 */
 	agents_may_write?: boolean,
+	/**  Settings → After dictation: what a dictation becomes once it stops. */
+	after_dictation?: AfterDictation,
 };
 
 /**  How the global shortcut records. */

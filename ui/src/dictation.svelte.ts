@@ -3,6 +3,8 @@
 // and the button show the same thing.
 import type { UnlistenFn } from "@tauri-apps/api/event";
 import { commands, errorMessage, events, on, type Draft, type Heard, type Memory } from "./api";
+import type { DictationState } from "./bindings";
+import { browser } from "./browser/browser.svelte";
 
 export type RecordPhase = "idle" | "starting" | "listening" | "transcribing" | "saved";
 
@@ -36,9 +38,7 @@ class Dictating {
             this.phase = "transcribing";
             break;
           case "ready":
-            this.phase = "idle";
-            if (s.draft) this.#upsert(s.draft);
-            this.notice = s.message;
+            this.#stopped(s);
             break;
           case "failed":
             this.phase = "idle";
@@ -64,6 +64,30 @@ class Dictating {
     } catch (e) {
       this.error = errorMessage(e);
     }
+  }
+
+  /**
+   * A dictation stopped and became what Settings → After dictation says: a draft to show, or a
+   * memory (typed into another app, saved) to show in the list. Announced as an event and
+   * returned by Stop: applying it twice changes nothing.
+   */
+  #stopped(s: DictationState) {
+    this.phase = "idle";
+    if (s.draft) this.#upsert(s.draft);
+    if (s.memory) {
+      browser.added(s.memory);
+      this.#showSaved();
+    }
+    this.notice = s.message;
+  }
+
+  /** The Record button says "Saved" for a moment. */
+  #showSaved() {
+    this.phase = "saved";
+    clearTimeout(this.#savedTimer);
+    this.#savedTimer = setTimeout(() => {
+      if (this.phase === "saved") this.phase = "idle";
+    }, 2500);
   }
 
   #upsert(d: Draft) {
@@ -96,8 +120,7 @@ class Dictating {
     } else if (this.phase === "listening") {
       this.phase = "transcribing";
       try {
-        this.#upsert(await commands.stopDictation());
-        this.phase = "idle";
+        this.#stopped(await commands.stopDictation());
       } catch (e) {
         this.phase = "idle";
         this.error = errorMessage(e);
@@ -114,11 +137,7 @@ class Dictating {
     try {
       const m = await commands.saveDraft(id, text, keepFile);
       this.drafts = this.drafts.filter((d) => d.id !== id);
-      this.phase = "saved";
-      clearTimeout(this.#savedTimer);
-      this.#savedTimer = setTimeout(() => {
-        if (this.phase === "saved") this.phase = "idle";
-      }, 2500);
+      this.#showSaved();
       return m;
     } catch (e) {
       this.error = errorMessage(e);

@@ -8,6 +8,7 @@ use umwelt::Memory;
 
 use super::blocking;
 use crate::error::CmdResult;
+use crate::events::DictationState;
 use crate::state::AppState;
 
 /// The microphones the system offers.
@@ -61,10 +62,11 @@ pub async fn prefetch_dictation(state: State<'_, AppState>) -> CmdResult<()> {
     blocking(move || microphone.mics().ears().map(drop)).await
 }
 
-/// Stop dictating; resolves with the draft (also announced as a `dictation-state` event).
+/// Stop dictating; resolves with what it became, by Settings → After dictation: a draft, or a
+/// memory, typed or not (also announced as a `dictation-state` event).
 #[tauri::command]
 #[specta::specta]
-pub async fn stop_dictation(state: State<'_, AppState>) -> CmdResult<Draft> {
+pub async fn stop_dictation(state: State<'_, AppState>) -> CmdResult<DictationState> {
     let microphone = state.microphone.clone();
     super::blocking_cmd(move || microphone.stop_dictation()).await
 }

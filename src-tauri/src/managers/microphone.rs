@@ -16,9 +16,12 @@ use umwelt::clock::now_ms;
 use umwelt::perf_db::{Runs, TimingKind};
 use umwelt::settings::Settings;
 use umwelt::speech::{
-    ClosedDictation, DictationDrafts, Draft, Ears, Heard, LazyTranscriber, LazyVad, LiveDictation,
-    Monitor,
+    AfterStop, ClosedDictation, DictationDrafts, Draft, Ears, Heard, LazyTranscriber, LazyVad,
+    LiveDictation, Monitor,
 };
+use umwelt::Store;
+
+use super::desktop::Desktop;
 
 use crate::error::{CmdResult, CommandError, ErrorKind};
 use crate::events::{
@@ -69,6 +72,11 @@ pub trait Microphones: Send + Sync + 'static {
     fn close(live: Self::Live) -> Self::Closed;
     /// The last words, the recording kept, the draft written (slow; no lock held).
     fn finish(&self, closed: Self::Closed) -> umwelt::Result<Draft>;
+    /// What the draft becomes by Settings → After dictation (typed into the focused app,
+    /// saved); by default it stays a draft.
+    fn after(&self, draft: Draft) -> AfterStop {
+        AfterStop::kept(draft)
+    }
 }
 
 /// Who uses the microphone.
@@ -193,8 +201,9 @@ impl<M: Microphones> MicrophoneOwner<M> {
         Ok(())
     }
 
-    /// Stop the dictation: the last words are transcribed and a draft is made (and announced).
-    pub fn stop_dictation(&self) -> CmdResult<Draft> {
+    /// Stop the dictation: the last words are transcribed, a draft is made, and it becomes what
+    /// Settings → After dictation says (typed, saved); the outcome is also announced.
+    pub fn stop_dictation(&self) -> CmdResult<DictationState> {
         self.finish(None)
     }
 
@@ -223,7 +232,7 @@ impl<M: Microphones> MicrophoneOwner<M> {
 
     /// Stop, with `why` it stopped when the user did not press Stop (the microphone was lost):
     /// the draft's announcement carries it. The device is closed before the lock is let go.
-    fn finish(&self, why: Option<String>) -> CmdResult<Draft> {
+    fn finish(&self, why: Option<String>) -> CmdResult<DictationState> {
         let closed = {
             let mut using = self.lock();
             match std::mem::replace(&mut *using, Using::Nobody) {
@@ -245,17 +254,26 @@ impl<M: Microphones> MicrophoneOwner<M> {
         )));
         match self.mics.finish(closed) {
             Ok(draft) => {
-                let message = match (why, &draft.problem) {
+                let problem = draft.problem.clone();
+                let after = self.mics.after(draft);
+                let message = match (why, problem) {
                     (Some(why), Some(problem)) => Some(format!("{why} {problem}")),
-                    (Some(why), None) => Some(format!("{why} What was recorded is kept below.")),
-                    (None, problem) => problem.clone(),
+                    (Some(why), None) => Some(format!("{why} What was recorded is kept.")),
+                    (None, problem) => problem,
                 };
-                self.events.emit(Event::DictationState(DictationState {
-                    draft: Some(draft.clone()),
+                let message = match (message, after.message) {
+                    (Some(a), Some(b)) => Some(format!("{a} {b}")),
+                    (a, b) => a.or(b),
+                };
+                let state = DictationState {
+                    draft: after.draft,
+                    memory: after.memory,
+                    typed: after.typed,
                     message,
                     ..DictationState::new(DictationPhase::Ready)
-                }));
-                Ok(draft)
+                };
+                self.events.emit(Event::DictationState(state.clone()));
+                Ok(state)
             }
             Err(e) => {
                 let message = match why {
@@ -374,6 +392,11 @@ pub struct SystemMicrophones {
     pub vad: Arc<LazyVad>,
     pub settings: Arc<Mutex<Settings>>,
     pub runs: Arc<Runs>,
+    /// Where a dictation saved by Settings → After dictation goes: the window's notebook.
+    pub store: Arc<Store>,
+    pub scope: String,
+    /// The focused app, the clipboard and notifications, for After dictation.
+    pub desktop: Arc<Desktop>,
 }
 
 impl SystemMicrophones {
@@ -437,6 +460,22 @@ impl Microphones for SystemMicrophones {
             tracing::warn!("the dictation's time was not recorded: {e}");
         }
         Ok(draft)
+    }
+
+    fn after(&self, draft: Draft) -> AfterStop {
+        let after = self
+            .settings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .after_dictation;
+        let out = self
+            .dictation
+            .after_stop(draft, after, &self.store, &self.scope, &*self.desktop);
+        if let (true, Some(message)) = (out.tell, &out.message) {
+            self.desktop
+                .notify("Umwelt: your dictation was not typed", message);
+        }
+        out
     }
 }
 
@@ -622,7 +661,7 @@ mod tests {
         assert!(e.message.contains("dictation"), "{}", e.message);
         let e = owner.start_dictation(None).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Busy);
-        assert_eq!(owner.stop_dictation().unwrap().text, "text");
+        assert_eq!(owner.stop_dictation().unwrap().draft.unwrap().text, "text");
         let e = owner.stop_dictation().unwrap_err();
         assert_eq!(e.kind, ErrorKind::Input);
         // The check that the dictation ended said it was over.

@@ -9,9 +9,11 @@
 //! | `bench.rs` | the dashboard's benchmark: one run at a time, cancel, keep the run |
 //! | `forgetting.rs` | deletions waiting out their Undo time; carried out at the latest on exit |
 //! | `town.rs` | the demo town: its own file (never the user's memories), built with progress, its one connection |
+//! | `desktop.rs` | what lies outside the window: whether it has the focus, the clipboard the app sets, notifications |
 //! | `jobs.rs` | the one long job on the user's files (transcribing a file, importing notes) and its Cancel |
 
 pub mod bench;
+pub mod desktop;
 pub mod forgetting;
 pub mod jobs;
 pub mod microphone;

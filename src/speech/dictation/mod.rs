@@ -34,14 +34,17 @@
 //! | `from_microphone.rs` | a dictation from the microphone to a draft: start, stop, the spool made a WAV |
 //! | `from_file.rs` | an audio file the user has made a draft; Retry |
 //! | `save.rs` | a draft saved as a memory, or discarded |
+//! | `after_stop.rs` | what a stopped dictation becomes (Settings → After dictation): kept, typed into the focused app, saved |
 //! | `recover.rs` | what a crash left, put right at the next start |
 
+mod after_stop;
 mod draft;
 mod from_file;
 mod from_microphone;
 mod recover;
 mod save;
 
+pub use after_stop::{AfterStop, Elsewhere};
 pub use draft::{Draft, SOURCE_DICTATED, SOURCE_TRANSCRIBED};
 pub use from_microphone::{ClosedDictation, LiveDictation};
 pub use recover::Recovery;
