@@ -50,13 +50,7 @@ async function withApp(settings, body, name = settings.shortcut_mode) {
 
 test("the global shortcut starts and stops a dictation, and the button shows it", { timeout: 180_000 }, async () => {
   await withApp({ shortcut: "Ctrl+Alt+Space", shortcut_mode: "toggle" }, async (browser) => {
-    keys("key", "ctrl+alt+space");
-    await browser.waitUntil(async () => (await phase(browser)) === "listening", {
-      timeout: 30_000,
-      timeoutMsg: "the shortcut did not start a dictation",
-    });
-    await waitForLiveText(browser, /milk/i, 30_000);
-    keys("key", "ctrl+alt+space");
+    await dictateWithTheShortcut(browser);
     const textarea = await browser.$("#drafts .draft textarea");
     await textarea.waitForDisplayed({ timeout: 60_000, timeoutMsg: "the second press did not stop it into a draft" });
     assert.match(await textarea.getValue(), /milk/i);
@@ -121,7 +115,7 @@ async function focusedXterm(file) {
   return { term, window };
 }
 
-/** A shortcut dictation, start to stop, while another app has the focus. */
+/** A dictation started and stopped with the shortcut, the window in the background. */
 async function dictateWithTheShortcut(browser) {
   keys("key", "ctrl+alt+space");
   await browser.waitUntil(async () => (await phase(browser)) === "listening", {
