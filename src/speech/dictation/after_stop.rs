@@ -67,10 +67,10 @@ impl DictationDrafts {
         if !after.types() || draft.problem.is_some() || text.is_empty() {
             return AfterStop::kept(draft);
         }
+        let id = draft.id.clone();
         let mut out = AfterStop::kept(draft);
         let mut notes = Vec::new();
         if after == AfterDictation::TypeAndSave {
-            let id = out.draft.as_ref().map(|d| d.id.clone()).unwrap_or_default();
             match self.save(&id, &text, store, scope, "") {
                 Ok(m) => {
                     out.draft = None;
@@ -188,6 +188,17 @@ mod tests {
         (store, drafts, draft)
     }
 
+    /// `after_stop` in the user's own notebook.
+    fn stop(
+        drafts: &DictationDrafts,
+        draft: Draft,
+        after: AfterDictation,
+        store: &Store,
+        desk: &Desk,
+    ) -> AfterStop {
+        drafts.after_stop(draft, after, store, DEFAULT_SCOPE, desk)
+    }
+
     fn watching(dir: &std::path::Path) -> Desk {
         Desk {
             watch: Some((dir.join("recordings"), dir.join("m.sqlite"))),
@@ -200,7 +211,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (store, drafts, draft) = with_draft(dir.path(), " buy milk ");
         let desk = watching(dir.path());
-        let out = drafts.after_stop(draft, AfterDictation::Type, &store, DEFAULT_SCOPE, &desk);
+        let out = stop(&drafts, draft, AfterDictation::Type, &store, &desk);
         assert!(out.typed && !out.tell && out.message.is_none());
         assert_eq!(*desk.typed.borrow(), ["buy milk"]);
         assert_eq!(
@@ -217,13 +228,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (store, drafts, draft) = with_draft(dir.path(), "call Anna");
         let desk = watching(dir.path());
-        let out = drafts.after_stop(
-            draft,
-            AfterDictation::TypeAndSave,
-            &store,
-            DEFAULT_SCOPE,
-            &desk,
-        );
+        let out = stop(&drafts, draft, AfterDictation::TypeAndSave, &store, &desk);
         assert_eq!(
             *desk.kept_when_typed.borrow(),
             Some((0, 1)),
@@ -243,13 +248,7 @@ mod tests {
             refuse: Some("no window has the keyboard focus"),
             ..Desk::default()
         };
-        let out = drafts.after_stop(
-            draft,
-            AfterDictation::TypeAndSave,
-            &store,
-            DEFAULT_SCOPE,
-            &desk,
-        );
+        let out = stop(&drafts, draft, AfterDictation::TypeAndSave, &store, &desk);
         assert!(!out.typed && out.tell);
         assert_eq!(*desk.copied.borrow(), ["call Anna"]);
         let message = out.message.unwrap();
@@ -270,13 +269,7 @@ mod tests {
             focused: true,
             ..Desk::default()
         };
-        let out = drafts.after_stop(
-            draft.clone(),
-            AfterDictation::Type,
-            &store,
-            DEFAULT_SCOPE,
-            &desk,
-        );
+        let out = stop(&drafts, draft.clone(), AfterDictation::Type, &store, &desk);
         assert!(!out.typed && !out.tell && out.draft.is_some());
         assert!(out.message.unwrap().contains("own window"));
         let desk = Desk::default();
@@ -285,13 +278,7 @@ mod tests {
             problem: Some("no speech was heard".into()),
             ..draft.clone()
         };
-        let out = drafts.after_stop(
-            silent,
-            AfterDictation::TypeAndSave,
-            &store,
-            DEFAULT_SCOPE,
-            &desk,
-        );
+        let out = stop(&drafts, silent, AfterDictation::TypeAndSave, &store, &desk);
         assert_eq!(
             out,
             AfterStop::kept(Draft {
@@ -300,11 +287,11 @@ mod tests {
                 ..draft.clone()
             })
         );
-        let out = drafts.after_stop(
+        let out = stop(
+            &drafts,
             draft.clone(),
             AfterDictation::KeepDraft,
             &store,
-            DEFAULT_SCOPE,
             &desk,
         );
         assert_eq!(out, AfterStop::kept(draft));
