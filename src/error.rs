@@ -37,6 +37,18 @@ pub enum Error {
     #[error("the memory database failed: {0}. Your memories are unchanged; if this repeats, check free disk space and file permissions.")]
     Db(#[from] rusqlite::Error),
 
+    /// The memory file is encrypted and no key was given.
+    #[error("the memory file {} does not begin as a plain SQLite file: it is encrypted (or damaged), and no key was given to open it. Unlock the system keyring, or give its passphrase (umwelt-cli: --passphrase-file FILE). Nothing was changed.", .0.display())]
+    Locked(PathBuf),
+
+    /// The key given does not open the memory file.
+    #[error("the memory file {} could not be opened with this key: the passphrase is wrong, or the file was encrypted with another key. Nothing was changed; try again with the right passphrase.", .0.display())]
+    WrongKey(PathBuf),
+
+    /// A key was given for a memory file that is not encrypted.
+    #[error("the memory file {} is not encrypted, so no key opens it. Open it without one, or encrypt it first (umwelt-cli encrypt).", .0.display())]
+    NotEncrypted(PathBuf),
+
     /// Reading or writing a file failed.
     #[error("{context}: {source}")]
     Io {

@@ -19,6 +19,8 @@ pub enum ErrorKind {
     Audio,
     /// Something else holds what was asked for (a dictation, a benchmark): the message says what.
     Busy,
+    /// The memory file is encrypted and the key given (or none) does not open it.
+    Locked,
     /// The user cancelled it.
     Cancelled,
     /// A fault of the app or the machine (the disk, the database).
@@ -50,6 +52,8 @@ impl From<umwelt::Error> for CommandError {
             Exists(_) => ErrorKind::Exists,
             ModelMissing { .. } | ModelCorrupt { .. } | ModelLoad { .. } => ErrorKind::Model,
             Audio(_) | NotTyped(_) => ErrorKind::Audio,
+            Locked(_) | WrongKey(_) => ErrorKind::Locked,
+            NotEncrypted(_) => ErrorKind::Input,
             Cancelled => ErrorKind::Cancelled,
             Db(_) | Io { .. } | Crashed { .. } => ErrorKind::Internal,
         };

@@ -16,7 +16,7 @@ impl Store {
         if let Some(j) = slot.as_ref() {
             return Ok(j.clone());
         }
-        let j = Arc::new(Journal::open(&self.path)?);
+        let j = Arc::new(Journal::open(&self.path, self.key.as_ref())?);
         *slot = Some(j.clone());
         Ok(j)
     }

@@ -114,10 +114,12 @@ fn write(conn: &mut Connection, entries: Vec<Entry>) -> Result<()> {
 }
 
 impl Journal {
-    /// Open a writer on the store file at `path` (its own connection).
-    pub fn open(path: &Path) -> Result<Journal> {
-        let conn = Connection::open(path)?;
-        conn.busy_timeout(super::BUSY_TIMEOUT)?;
+    /// Open a writer on the store file at `path` (its own connection, keyed like the store's).
+    pub(crate) fn open(path: &Path, key: Option<&super::cipher::KeySpec>) -> Result<Journal> {
+        let conn = super::connect(path)?;
+        if let Some(k) = key {
+            k.apply(&conn, path)?;
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let shared = Arc::new(Shared {
             queue: Mutex::new(Vec::new()),

@@ -21,6 +21,8 @@
 //! | `reembed.rs` | re-embedding what an older model made, resumable |
 //! | `holdings/` | who holds what (the second seed): holders, claims about entities, tellings, witnessing, strengths, drafts, axes, claim search by holder or narrator |
 //! | `schema.rs` | the tables and their migrations (`PRAGMA user_version`) |
+//! | `cipher.rs` | encryption at rest (SQLCipher): the [`cipher::Key`], whether a file is plain or encrypted, keying a connection |
+//! | `conversion.rs` | encrypting a plain file in place, and back, safe against a kill at any step |
 //!
 //! # Ranking
 //! [`Store::recall`] takes the `max(4k, 50)` nearest claims by cosine similarity (through the
@@ -35,6 +37,8 @@
 //! (the recency term is worth at most 0.1).
 
 mod browse;
+pub mod cipher;
+pub mod conversion;
 mod diversity;
 mod edit;
 mod forget;
@@ -61,6 +65,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::embed::LazyEmbedder;
 use crate::error::{Error, Result};
+use cipher::{FileState, Key, KeySpec};
 use index::VecIndex;
 use journal::Journal;
 
@@ -77,6 +82,8 @@ pub use search::{fts_phrase, fts_words, SearchHit, Why, COMMON_DOCS, MAX_QUERY_W
 /// The store. Share it as `Arc<Store>`; calls are serialised on one connection.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// How this file's connections are keyed, when it is encrypted (`cipher.rs`).
+    key: Option<KeySpec>,
     embedder: Arc<LazyEmbedder>,
     path: PathBuf,
     /// The only folder whose files may be memories' recordings (`recordings.rs`).
@@ -109,6 +116,47 @@ fn create_private(path: &Path) -> Result<()> {
         ))(e)),
         _ => Ok(()),
     }
+}
+
+/// A connection to the memory file at `path`, keyed with `key` when it is encrypted (and the
+/// key spec, for the store's other connections); see [`Store::open_keyed`].
+fn open_connection(path: &Path, key: Option<&Key>) -> Result<(Connection, Option<KeySpec>)> {
+    let state = FileState::of(path)?;
+    let spec = match (key, state) {
+        (None, FileState::Encrypted) => return Err(Error::Locked(path.to_path_buf())),
+        (Some(_), FileState::Plain) => return Err(Error::NotEncrypted(path.to_path_buf())),
+        (Some(k), _) => Some(KeySpec::for_file(k, path)?),
+        (None, _) => None,
+    };
+    create_private(path)?;
+    let conn = connect(path)?;
+    let Some(spec) = spec else {
+        return Ok((conn, None));
+    };
+    match spec.apply(&conn, path) {
+        Ok(()) => Ok((conn, Some(spec))),
+        // Another process made the new file first, with its own salt: derive again from it.
+        Err(Error::WrongKey(_)) if state == FileState::New => {
+            drop(conn);
+            let spec = KeySpec::for_file(key.expect("keyed"), path)?;
+            let conn = connect(path)?;
+            spec.apply(&conn, path)?;
+            Ok((conn, Some(spec)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A connection that waits for another's lock: first, before any statement, so that the key
+/// check, switching to WAL, the migrations and every later statement wait for another
+/// process's lock rather than fail at once.
+fn connect(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // SQLCipher's own log goes to stderr by default ("hmac check failed" under a wrong key):
+    // the error Umwelt returns says it better, and a log line must never be the only word.
+    conn.pragma_update(None, "cipher_log_level", "NONE")?;
+    Ok(conn)
 }
 
 static REGISTER_VEC: Once = Once::new();
@@ -193,7 +241,20 @@ impl Store {
     }
 
     /// Open with a given (possibly shared, possibly already loaded) embedder.
+    /// Plain, unless the process runs with [`cipher::TEST_ENV`] on.
     pub fn open_with(path: impl AsRef<Path>, embedder: Arc<LazyEmbedder>) -> Result<Store> {
+        Store::open_keyed(path, embedder, cipher::test_key())
+    }
+
+    /// Open an encrypted file with `key` (a new file is made encrypted), or, with no key, a
+    /// plain one. A key that does not open the file is [`Error::WrongKey`], an encrypted file
+    /// without a key [`Error::Locked`], a plain file with one [`Error::NotEncrypted`]: in each
+    /// case nothing has been written.
+    pub fn open_keyed(
+        path: impl AsRef<Path>,
+        embedder: Arc<LazyEmbedder>,
+        key: Option<&Key>,
+    ) -> Result<Store> {
         register_sqlite_vec();
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -201,11 +262,22 @@ impl Store {
                 crate::paths::private_dir(dir)?;
             }
         }
-        create_private(&path)?;
-        let mut conn = Connection::open(&path)?;
-        // First, before any statement: switching to WAL, the migrations and every later
-        // statement then wait for another process's lock rather than fail at once.
-        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // A conversion (encrypting in place) may have been cut short, or may have swapped the
+        // file while this process waited to open it: finished, or opened again.
+        let mut tries = 0;
+        let (mut conn, key) = loop {
+            let (conn, spec) = open_connection(&path, key)?;
+            if retry_busy(|| conversion::finish_interrupted(&conn, &path))? {
+                break (conn, spec);
+            }
+            tries += 1;
+            if tries == 3 {
+                return Err(Error::InvalidInput(format!(
+                    "the memory file {} was replaced each time it was opened; try again",
+                    path.display()
+                )));
+            }
+        };
         // A new file is still in rollback mode: two processes creating it at once can each hold
         // a read lock while asking for the write lock, and SQLite answers one of them "busy" at
         // once instead of waiting (it would otherwise deadlock). Ask again until the timeout.
@@ -224,6 +296,7 @@ impl Store {
         retry_busy(|| schema::migrate(&mut conn))?;
         Ok(Store {
             conn: Mutex::new(conn),
+            key,
             embedder,
             recordings: recordings::beside(&path),
             path,
@@ -234,6 +307,11 @@ impl Store {
             indexed: AtomicU64::new(0),
             scanned: AtomicU64::new(0),
         })
+    }
+
+    /// Whether the file is encrypted (opened with a key).
+    pub fn is_encrypted(&self) -> bool {
+        self.key.is_some()
     }
 
     /// The file this store lives in.

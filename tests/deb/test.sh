@@ -21,7 +21,7 @@ control=$(dpkg-deb -f "$deb")
 check "installs /usr/bin/umwelt and /usr/bin/umwelt-cli" bash -c 'grep -qE "usr/bin/umwelt$" <<<"$1" && grep -qE "usr/bin/umwelt-cli$" <<<"$1"' _ "$contents"
 check "bundles every runtime model and libonnxruntime" bash -c 'for f in ggml-tiny.en.bin minilm-l6-v2-int8.onnx minilm-l6-v2-tokenizer.json libonnxruntime.so.1.31.1 kokoro-v1.0-umwelt.onnx kokoro-vocab.json kokoro-voices/af_heart.bin kokoro-voices/bm_george.bin; do grep -q "usr/lib/umwelt/models/$f" <<<"$1" || { echo "missing $f"; exit 1; }; done' _ "$contents"
 check "ships the icon in every hicolor size" bash -c 'for s in 16x16 24x24 32x32 48x48 64x64 128x128 256x256 512x512; do grep -q "usr/share/icons/hicolor/$s/apps/umwelt.png" <<<"$1" || { echo "missing $s"; exit 1; }; done' _ "$contents"
-check "declares its dependencies" bash -c 'grep -q "^Depends:.*libwebkit2gtk-4.1-0" <<<"$1" && grep -q "^Depends:.*libasound2" <<<"$1" && grep -q "^Depends:.*libespeak-ng1" <<<"$1"' _ "$control"
+check "declares its dependencies" bash -c 'grep -q "^Depends:.*libwebkit2gtk-4.1-0" <<<"$1" && grep -q "^Depends:.*libasound2" <<<"$1" && grep -q "^Depends:.*libespeak-ng1" <<<"$1" && grep -q "^Depends:.*libssl3" <<<"$1"' _ "$control"
 x=$(mktemp -d); dpkg-deb -x "$deb" "$x"
 check "the desktop entry passes desktop-file-validate" desktop-file-validate "$x/usr/share/applications/umwelt.desktop"
 check "the desktop entry names its window class and keywords" bash -c 'grep -q "^StartupWMClass=umwelt$" "$1" && grep -q "^Keywords=" "$1"' _ "$x/usr/share/applications/umwelt.desktop"

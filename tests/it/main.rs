@@ -34,6 +34,7 @@
 //! | `unsaved` | an unsaved dictation is a draft of the user's holder: seen in it only, saved once, discarded, put right after a crash |
 //! | `mcp` | `umwelt-cli mcp` driven by rmcp's client as a child process: every tool, resources, a second writer on the file, read-only and Settings → Agents, bad requests answered with JSON-RPC errors, a client leaving mid-call |
 //! | `typing` | dictation into another app: `umwelt-cli type` and `record --type` into xterm under Xvfb (accents, an emoji), the dictation kept when there is no window to type into |
+//! | `encryption` | the memory file encrypted (SQLCipher): unreadable to `sqlite3` and `strings` without its key, the log too; no key, a wrong key, a key for a plain file refused with nothing changed; encrypted in place and back; a kill at every step of the conversion; refused while the file is open elsewhere |
 //! | `writers` | two processes on one file: writes wait their turn, recall sees the others' writes |
 
 #[path = "../common/mod.rs"]
@@ -47,6 +48,7 @@ mod dictation_first_word;
 mod dictation_long;
 mod disk_full;
 mod embed;
+mod encryption;
 mod engine;
 mod exchange;
 mod fuzz;

@@ -383,6 +383,8 @@ export type ErrorKind =
 "audio" | 
 /**  Something else holds what was asked for (a dictation, a benchmark): the message says what. */
 "busy" | 
+/**  The memory file is encrypted and the key given (or none) does not open it. */
+"locked" | 
 /**  The user cancelled it. */
 "cancelled" | 
 /**  A fault of the app or the machine (the disk, the database). */

@@ -1,16 +1,15 @@
 //! `mcp`: the memory for the user's own agents, over the Model Context Protocol on stdio.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use umwelt::{mcp, paths, Result};
 
-use crate::args::McpArgs;
+use crate::args::{McpArgs, MemoryFile};
 use crate::memory::open;
 
 /// Serve until the client disconnects. Nothing but the protocol goes to stdout; the engine's
 /// warnings go to stderr, which MCP clients keep as the server's log.
-pub(crate) fn mcp(db: &Option<PathBuf>, a: McpArgs) -> Result<()> {
+pub(crate) fn mcp(db: &MemoryFile, a: McpArgs) -> Result<()> {
     let store = Arc::new(open(db)?);
     mcp::serve_stdio(
         store,

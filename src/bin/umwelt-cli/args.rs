@@ -13,11 +13,22 @@ use umwelt::{speech, voice};
     about = "Umwelt's memory engine from the command line"
 )]
 pub(crate) struct Cli {
+    #[command(flatten)]
+    pub file: MemoryFile,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Which memory file, and what opens it: options every command takes.
+#[derive(Args)]
+pub(crate) struct MemoryFile {
     /// The memory file to use (default: the app's own, under the user's data directory).
     #[arg(long, global = true)]
     pub db: Option<PathBuf>,
-    #[command(subcommand)]
-    pub command: Command,
+    /// The memory file is encrypted with the passphrase in FILE (its one line); a new memory
+    /// file is made encrypted with it. Without it, the file must be plain.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub passphrase_file: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -94,6 +105,11 @@ pub(crate) enum Command {
     /// it from an MCP client. The writing tools (remember, forget) are offered only when
     /// Settings → Agents allows them, and never with --read-only.
     Mcp(McpArgs),
+    /// Encrypt a plain memory file in place with the passphrase of --passphrase-file (SQLCipher).
+    /// No other program may have the file open; a kill at any moment loses nothing.
+    Encrypt,
+    /// Make an encrypted memory file plain again, in place (--passphrase-file opens it).
+    Decrypt,
     /// Model files: check them, or convert whisper to GGML (used by scripts/setup-models.sh).
     Models {
         #[command(subcommand)]

@@ -2,9 +2,7 @@
 
 use umwelt::{bench, Error, Result};
 
-use std::path::PathBuf;
-
-use crate::args::{BenchArgs, NotebookArgs};
+use crate::args::{BenchArgs, MemoryFile, NotebookArgs};
 
 pub(crate) fn bench(a: BenchArgs) -> Result<()> {
     let before = match &a.compare {
@@ -68,8 +66,14 @@ pub(crate) fn bench(a: BenchArgs) -> Result<()> {
 }
 
 /// `notebook`: a new memory file filled with generated notes.
-pub(crate) fn notebook(db: &Option<PathBuf>, a: NotebookArgs) -> Result<()> {
-    let path = db.clone().unwrap_or_else(umwelt::paths::default_db);
+pub(crate) fn notebook(db: &MemoryFile, a: NotebookArgs) -> Result<()> {
+    if db.passphrase_file.is_some() {
+        return Err(Error::InvalidInput(
+            "a notebook is made as a plain file: make it, then encrypt it with `umwelt-cli encrypt`"
+                .into(),
+        ));
+    }
+    let path = db.db.clone().unwrap_or_else(umwelt::paths::default_db);
     let t0 = std::time::Instant::now();
     umwelt::bench::corpus::build_notebook(&path, a.size, umwelt::clock::now_ms())?;
     eprintln!(

@@ -1,14 +1,12 @@
 //! `import`, `export`: memories in and out.
 
-use std::path::PathBuf;
-
 use umwelt::exchange;
 use umwelt::Result;
 
-use crate::args::{ExportArgs, ImportArgs};
+use crate::args::{ExportArgs, ImportArgs, MemoryFile};
 use crate::memory::{open, print_json};
 
-pub(crate) fn import(db: &Option<PathBuf>, a: ImportArgs) -> Result<()> {
+pub(crate) fn import(db: &MemoryFile, a: ImportArgs) -> Result<()> {
     let store = open(db)?;
     let t0 = std::time::Instant::now();
     let report = exchange::import_paths(&store, &a.paths, &a.scope)?;
@@ -33,7 +31,7 @@ pub(crate) fn import(db: &Option<PathBuf>, a: ImportArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn export(db: &Option<PathBuf>, a: ExportArgs) -> Result<()> {
+pub(crate) fn export(db: &MemoryFile, a: ExportArgs) -> Result<()> {
     let e = exchange::export(&open(db)?)?;
     let overwrite = if a.overwrite {
         exchange::Overwrite::Yes

@@ -2,7 +2,6 @@
 //! drafts, claim search and the town. Holders are named; an unknown holder, claim, draft or
 //! cursor exits 1 with one line saying so.
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use umwelt::store::holdings::{Kind, Listing, NewClaim, Reader, Telling, View};
@@ -10,7 +9,7 @@ use umwelt::store::Store;
 use umwelt::{Error, Result};
 
 use crate::args::{
-    AdjustArgs, ClaimAddArgs, HoldingsArgs, HoldsArgs, SearchArgs, TellArgs, TownArgs,
+    AdjustArgs, ClaimAddArgs, HoldingsArgs, HoldsArgs, MemoryFile, SearchArgs, TellArgs, TownArgs,
     WhoHoldsArgs, WitnessArgs,
 };
 use crate::memory::{open, print_json};
@@ -23,12 +22,12 @@ fn view(draft: Option<i64>, axis: Option<(String, i64)>) -> View {
     }
 }
 
-pub(crate) fn holder_add(db: &Option<PathBuf>, name: &str) -> Result<()> {
+pub(crate) fn holder_add(db: &MemoryFile, name: &str) -> Result<()> {
     println!("{}", open(db)?.add_holder(name)?);
     Ok(())
 }
 
-pub(crate) fn claim_add(db: &Option<PathBuf>, a: ClaimAddArgs) -> Result<()> {
+pub(crate) fn claim_add(db: &MemoryFile, a: ClaimAddArgs) -> Result<()> {
     let store = open(db)?;
     let holder = store.holder(&a.holder)?;
     // A claim has one vector: embedded before anything is written, so a missing model leaves
@@ -50,7 +49,7 @@ pub(crate) fn claim_add(db: &Option<PathBuf>, a: ClaimAddArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn tell(db: &Option<PathBuf>, a: TellArgs) -> Result<()> {
+pub(crate) fn tell(db: &MemoryFile, a: TellArgs) -> Result<()> {
     let store = open(db)?;
     let t = Telling {
         claim: a.claim,
@@ -68,7 +67,7 @@ pub(crate) fn tell(db: &Option<PathBuf>, a: TellArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn witness(db: &Option<PathBuf>, a: WitnessArgs) -> Result<()> {
+pub(crate) fn witness(db: &MemoryFile, a: WitnessArgs) -> Result<()> {
     let store = open(db)?;
     let holders = a
         .holders
@@ -80,21 +79,21 @@ pub(crate) fn witness(db: &Option<PathBuf>, a: WitnessArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn adjust(db: &Option<PathBuf>, a: AdjustArgs) -> Result<()> {
+pub(crate) fn adjust(db: &MemoryFile, a: AdjustArgs) -> Result<()> {
     let store = open(db)?;
     let holder = store.holder(&a.holder)?;
     store.adjust_batch(&view(a.draft, None), &[(holder, a.claim, a.strength)])?;
     Ok(())
 }
 
-pub(crate) fn holds(db: &Option<PathBuf>, a: HoldsArgs) -> Result<()> {
+pub(crate) fn holds(db: &MemoryFile, a: HoldsArgs) -> Result<()> {
     let store = open(db)?;
     let holder = store.holder(&a.holder)?;
     println!("{}", store.holds(&view(a.draft, a.axis), holder, a.claim)?);
     Ok(())
 }
 
-pub(crate) fn who_holds(db: &Option<PathBuf>, a: WhoHoldsArgs) -> Result<()> {
+pub(crate) fn who_holds(db: &MemoryFile, a: WhoHoldsArgs) -> Result<()> {
     let who = open(db)?.who_holds(&view(a.draft, a.axis), a.claim)?;
     if a.json {
         print_json(&who);
@@ -113,7 +112,7 @@ pub(crate) fn who_holds(db: &Option<PathBuf>, a: WhoHoldsArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn holdings(db: &Option<PathBuf>, a: HoldingsArgs) -> Result<()> {
+pub(crate) fn holdings(db: &MemoryFile, a: HoldingsArgs) -> Result<()> {
     let store = open(db)?;
     let listing = match (&a.holder, a.about) {
         (Some(h), _) => Listing::Holder(store.holder(h)?),
@@ -150,21 +149,21 @@ pub(crate) fn holdings(db: &Option<PathBuf>, a: HoldingsArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn draft_open(db: &Option<PathBuf>, parent: Option<i64>) -> Result<()> {
+pub(crate) fn draft_open(db: &MemoryFile, parent: Option<i64>) -> Result<()> {
     println!("{}", open(db)?.open_draft(parent)?);
     Ok(())
 }
 
-pub(crate) fn draft_merge(db: &Option<PathBuf>, draft: i64) -> Result<()> {
+pub(crate) fn draft_merge(db: &MemoryFile, draft: i64) -> Result<()> {
     open(db)?.merge_draft(draft)
 }
 
-pub(crate) fn draft_discard(db: &Option<PathBuf>, draft: i64) -> Result<()> {
+pub(crate) fn draft_discard(db: &MemoryFile, draft: i64) -> Result<()> {
     open(db)?.discard_draft(draft)
 }
 
 /// `search --holder H | --narrator`: the claims the reader sees, by words and meaning.
-pub(crate) fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
+pub(crate) fn search(db: &MemoryFile, a: SearchArgs) -> Result<()> {
     let store = open(db)?;
     let reader = match &a.holder {
         Some(h) => Reader::Holder(store.holder(h)?),
@@ -199,10 +198,10 @@ pub(crate) fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn town(db: &Option<PathBuf>, a: TownArgs) -> Result<()> {
-    let Some(path) = db.clone() else {
+pub(crate) fn town(db: &MemoryFile, a: TownArgs) -> Result<()> {
+    let (Some(path), None) = (db.db.clone(), &db.passphrase_file) else {
         return Err(Error::InvalidInput(
-            "give the town its own file with --db FILE (a town never goes into your memories)"
+            "give the town its own plain file with --db FILE and no passphrase (a town never goes into your memories)"
                 .into(),
         ));
     };

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use args::{ClaimCommand, Cli, Command, DraftCommand, HolderCommand, ModelsCommand};
 use clap::Parser;
+use umwelt::store::conversion::Direction;
 
 fn main() -> ExitCode {
     // The harness's memory scenarios start this program again to measure a fresh process.
@@ -41,7 +42,7 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> umwelt::Result<()> {
-    let db = &cli.db;
+    let db = &cli.file;
     match cli.command {
         Command::Remember(a) => memory::remember(db, a),
         Command::Recall(a) => memory::recall(db, a),
@@ -80,6 +81,8 @@ fn run(cli: Cli) -> umwelt::Result<()> {
         },
         Command::Town(a) => holdings::town(db, a),
         Command::Mcp(a) => agents::mcp(db, a),
+        Command::Encrypt => memory::convert(db, Direction::Encrypt),
+        Command::Decrypt => memory::convert(db, Direction::Decrypt),
         Command::Models { command } => match command {
             ModelsCommand::Check => models::check(),
             ModelsCommand::ConvertWhisper(a) => models::convert_whisper(a),

@@ -1,36 +1,70 @@
 //! `remember`, `recall`, `list`, `delete`: the memory file.
 
-use std::path::PathBuf;
+use std::sync::Arc;
 
-use umwelt::{paths, Result, Store};
+use umwelt::embed::LazyEmbedder;
+use umwelt::store::cipher::Key;
+use umwelt::store::conversion::{self, Direction};
+use umwelt::{paths, Error, Result, Store};
 
-use crate::args::{DeleteArgs, EditArgs, ListArgs, RecallArgs, RememberArgs, SearchArgs};
+use crate::args::{
+    DeleteArgs, EditArgs, ListArgs, MemoryFile, RecallArgs, RememberArgs, SearchArgs,
+};
 
-/// The memory file `--db` names, or the app's own.
-pub(crate) fn open(db: &Option<PathBuf>) -> Result<Store> {
-    match db {
-        Some(db) => Store::open(db),
+/// The memory file `--db` names, or the app's own, opened with `--passphrase-file`'s
+/// passphrase when one is given.
+pub(crate) fn open(db: &MemoryFile) -> Result<Store> {
+    let key = db
+        .passphrase_file
+        .as_deref()
+        .map(Key::from_passphrase_file)
+        .transpose()?;
+    let path = match &db.db {
+        Some(db) => db.clone(),
         None => {
             // The app's own data folder: private, as the app keeps it.
             if let Err(e) = paths::secure_data_dir(&paths::data_dir()) {
                 tracing::warn!("the data folder could not be made private: {e}");
             }
-            Store::open(paths::default_db())
+            paths::default_db()
         }
+    };
+    let key = key.as_ref().or(umwelt::store::cipher::test_key());
+    Store::open_keyed(path, Arc::new(LazyEmbedder::new()), key)
+}
+
+/// `encrypt` / `decrypt`: the memory file converted in place with `--passphrase-file`'s key.
+pub(crate) fn convert(db: &MemoryFile, way: Direction) -> Result<()> {
+    let Some(pass) = db.passphrase_file.as_deref() else {
+        return Err(Error::InvalidInput(
+            "give the passphrase with --passphrase-file FILE (one line)".into(),
+        ));
+    };
+    let key = Key::from_passphrase_file(pass)?;
+    let path = db.db.clone().unwrap_or_else(paths::default_db);
+    match way {
+        Direction::Encrypt => conversion::encrypt(&path, &key)?,
+        Direction::Decrypt => conversion::decrypt(&path, &key)?,
     }
+    let done = match way {
+        Direction::Encrypt => "encrypted",
+        Direction::Decrypt => "plain again",
+    };
+    eprintln!("{} is {done}", path.display());
+    Ok(())
 }
 
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) {
     println!("{}", serde_json::to_string_pretty(v).expect("serialisable"));
 }
 
-pub(crate) fn remember(db: &Option<PathBuf>, a: RememberArgs) -> Result<()> {
+pub(crate) fn remember(db: &MemoryFile, a: RememberArgs) -> Result<()> {
     let id = open(db)?.remember(&a.scope, &a.session, &a.text)?;
     println!("{id}");
     Ok(())
 }
 
-pub(crate) fn recall(db: &Option<PathBuf>, a: RecallArgs) -> Result<()> {
+pub(crate) fn recall(db: &MemoryFile, a: RecallArgs) -> Result<()> {
     let hits = open(db)?.recall(&a.query, &a.scope, a.session.as_deref(), a.k)?;
     if a.json {
         print_json(&hits);
@@ -56,7 +90,7 @@ fn print_similar(similar: &[umwelt::store::Memory]) {
     }
 }
 
-pub(crate) fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
+pub(crate) fn search(db: &MemoryFile, a: SearchArgs) -> Result<()> {
     let hits = open(db)?.search(&a.query, &a.scope, a.session.as_deref(), a.k)?;
     if a.json {
         if a.explain {
@@ -87,7 +121,7 @@ pub(crate) fn search(db: &Option<PathBuf>, a: SearchArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn edit(db: &Option<PathBuf>, a: EditArgs) -> Result<()> {
+pub(crate) fn edit(db: &MemoryFile, a: EditArgs) -> Result<()> {
     let store = open(db)?;
     if a.versions {
         let versions = store.versions(a.id)?;
@@ -113,7 +147,7 @@ pub(crate) fn edit(db: &Option<PathBuf>, a: EditArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn list(db: &Option<PathBuf>, a: ListArgs) -> Result<()> {
+pub(crate) fn list(db: &MemoryFile, a: ListArgs) -> Result<()> {
     let list = open(db)?.list(&a.scope, a.limit, None)?;
     if a.json {
         print_json(&list);
@@ -125,6 +159,6 @@ pub(crate) fn list(db: &Option<PathBuf>, a: ListArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn delete(db: &Option<PathBuf>, a: DeleteArgs) -> Result<()> {
+pub(crate) fn delete(db: &MemoryFile, a: DeleteArgs) -> Result<()> {
     open(db)?.delete(a.id)
 }

@@ -7,7 +7,7 @@ use umwelt::speech::file;
 use umwelt::store::DEFAULT_SCOPE;
 use umwelt::{speech, Error, Result, Store};
 
-use crate::args::{RecordArgs, RecoverArgs, TranscribeArgs, TypeArgs, WerArgs};
+use crate::args::{MemoryFile, RecordArgs, RecoverArgs, TranscribeArgs, TypeArgs, WerArgs};
 use crate::memory::open;
 
 pub(crate) fn transcribe(a: TranscribeArgs) -> Result<()> {
@@ -62,7 +62,7 @@ pub(crate) fn transcribe(a: TranscribeArgs) -> Result<()> {
 
 /// The memory file, with the recordings folder the dictation uses: `--recordings`, else
 /// `recordings/` beside the memory file (the app's own folder for the app's own file).
-fn open_with_recordings(db: &Option<PathBuf>, recordings: Option<PathBuf>) -> Result<Store> {
+fn open_with_recordings(db: &MemoryFile, recordings: Option<PathBuf>) -> Result<Store> {
     let store = open(db)?;
     Ok(match recordings {
         Some(dir) => store.with_recordings_dir(dir),
@@ -70,7 +70,7 @@ fn open_with_recordings(db: &Option<PathBuf>, recordings: Option<PathBuf>) -> Re
     })
 }
 
-pub(crate) fn record(db: &Option<PathBuf>, a: RecordArgs) -> Result<()> {
+pub(crate) fn record(db: &MemoryFile, a: RecordArgs) -> Result<()> {
     let store = open_with_recordings(db, a.recordings)?;
     let ears = speech::Ears::load()?;
     let dictation = speech::DictationDrafts::new(store.recordings_dir());
@@ -122,7 +122,7 @@ pub(crate) fn type_text(a: TypeArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn recover(db: &Option<PathBuf>, a: RecoverArgs) -> Result<()> {
+pub(crate) fn recover(db: &MemoryFile, a: RecoverArgs) -> Result<()> {
     let store = open_with_recordings(db, a.recordings)?;
     let dictation = speech::DictationDrafts::new(store.recordings_dir());
     let r = dictation.recover(&speech::Ears::load, &store);
