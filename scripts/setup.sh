@@ -20,7 +20,7 @@ packages=(build-essential pkg-config cmake clang libclang-dev libssl-dev unzip f
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libsoup-3.0-dev
   libasound2-dev alsa-utils libespeak-ng-dev espeak-ng-data python3-venv)
 test_packages=(espeak-ng sox ffmpeg xvfb xauth webkit2gtk-driver dbus dbus-x11 xdotool xterm xclip
-  sqlite3
+  sqlite3 gnome-keyring
   desktop-file-utils x11-utils libglib2.0-bin iproute2 util-linux)
 [ $want_tests -eq 1 ] && packages+=("${test_packages[@]}")
 

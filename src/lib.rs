@@ -33,6 +33,7 @@ pub mod embed;
 pub mod error;
 pub mod exchange;
 pub mod kernels;
+pub mod keyring;
 pub mod lazy;
 pub mod mcp;
 pub mod models;
