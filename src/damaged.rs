@@ -1,6 +1,8 @@
 //! A database Umwelt cannot open at start (not a database, or corrupt) is set aside, never
 //! deleted: it is renamed `<name>.damaged-<ms>` (with its `-wal` and `-shm` beside it), a fresh
-//! one is made, and the caller tells the user where the old one is kept.
+//! one is made, and the caller tells the user where the old one is kept. An encrypted memory
+//! file is never taken for a damaged one (`store::cipher::FileState`): opening it without its
+//! key is refused with nothing changed.
 
 use std::path::{Path, PathBuf};
 
@@ -77,18 +79,14 @@ pub fn open_or_set_aside<T>(
     }
 }
 
-/// Absent, empty (SQLite writes its header at the first write), or starting with SQLite's magic.
+/// Absent, empty (SQLite writes its header at the first write), starting with SQLite's magic,
+/// or an encrypted file: anything but what cannot be a database. An encrypted file is never set
+/// aside: without its key it cannot be told from a damaged one, and opening it says so.
 fn starts_as_sqlite(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return true; // absent (made fresh), or unreadable: the open says why
-    };
-    let mut head = [0u8; 16];
-    match f.read(&mut head) {
-        Ok(0) => true,
-        Ok(n) => n == 16 && &head == b"SQLite format 3\0",
-        Err(_) => true,
-    }
+    !matches!(
+        crate::store::cipher::FileState::of(path),
+        Ok(crate::store::cipher::FileState::NotADatabase)
+    )
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ pub enum Error {
     Db(#[from] rusqlite::Error),
 
     /// The memory file is encrypted and no key was given.
-    #[error("the memory file {} does not begin as a plain SQLite file: it is encrypted (or damaged), and no key was given to open it. Unlock the system keyring, or give its passphrase (umwelt-cli: --passphrase-file FILE). Nothing was changed.", .0.display())]
+    #[error("the memory file {} does not begin as a plain SQLite file: it is encrypted (or damaged), and no key was given to open it. Unlock the system keyring, or give its passphrase (umwelt-cli --passphrase-file FILE), or make it plain again (umwelt-cli --passphrase-file FILE decrypt). Nothing was changed.", .0.display())]
     Locked(PathBuf),
 
     /// The key given does not open the memory file.

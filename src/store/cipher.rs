@@ -22,6 +22,8 @@ use crate::error::{Error, Result};
 
 /// Bytes in a key (AES-256).
 pub const KEY_BYTES: usize = 32;
+/// The smallest page SQLite and SQLCipher write: an encrypted file is a whole number of them.
+const MIN_PAGE: u64 = 512;
 /// Bytes in SQLCipher's per-file salt, the first bytes of an encrypted file.
 const SALT_BYTES: usize = 16;
 /// Argon2id's cost: 64 MiB of memory, 3 passes, one lane (RFC 9106's second recommended
@@ -129,8 +131,11 @@ pub enum FileState {
     New,
     /// Plain SQLite (begins "SQLite format 3").
     Plain,
-    /// Anything else: an encrypted file (or a damaged one: only a key can tell).
+    /// Whole pages that do not begin as SQLite: an encrypted file (or a damaged one that kept
+    /// its length: only a key can tell, so it is never taken for damage).
     Encrypted,
+    /// Neither: not a database at all, or a damaged one (a file of whole pages is never this).
+    NotADatabase,
 }
 
 impl FileState {
@@ -143,12 +148,18 @@ impl FileState {
         let mut head = [0u8; SALT_BYTES];
         let n = read_up_to(&mut f, &mut head)
             .map_err(Error::io(format!("reading {}", path.display())))?;
+        let len = f
+            .metadata()
+            .map_err(Error::io(format!("reading {}", path.display())))?
+            .len();
         Ok(if n == 0 {
             FileState::New
         } else if n == SALT_BYTES && &head == b"SQLite format 3\0" {
             FileState::Plain
-        } else {
+        } else if len % MIN_PAGE == 0 {
             FileState::Encrypted
+        } else {
+            FileState::NotADatabase
         })
     }
 }
@@ -284,6 +295,30 @@ mod tests {
         assert_eq!(*a, *b);
         assert_ne!(*a, *c);
         assert_ne!(*a, *d);
+    }
+
+    #[test]
+    fn a_file_is_new_plain_encrypted_or_not_a_database_by_its_first_bytes_and_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            FileState::of(&p).unwrap()
+        };
+        assert_eq!(
+            FileState::of(&dir.path().join("absent")).unwrap(),
+            FileState::New
+        );
+        assert_eq!(f("empty", b""), FileState::New);
+        let mut plain = b"SQLite format 3\0".to_vec();
+        plain.resize(4096, 0);
+        assert_eq!(f("plain", &plain), FileState::Plain);
+        assert_eq!(f("pages", &[0x5a; 8192]), FileState::Encrypted);
+        assert_eq!(
+            f("text", b"this was never a database"),
+            FileState::NotADatabase
+        );
+        assert_eq!(f("cut", &[0x5a; 5000]), FileState::NotADatabase);
     }
 
     #[test]

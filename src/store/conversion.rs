@@ -75,6 +75,12 @@ fn convert(path: &Path, key: &Key, way: Direction) -> Result<()> {
             )))
         }
         (Direction::Decrypt, FileState::Plain) => return Err(Error::NotEncrypted(path.into())),
+        (_, FileState::NotADatabase) => {
+            return Err(Error::InvalidInput(format!(
+                "{} is not a memory file (it is damaged, or something else); nothing was changed",
+                path.display()
+            )))
+        }
         _ => {}
     }
     // The original as it is: plain, or opened with its key. A conversion cut short before is

@@ -123,6 +123,8 @@ fn create_private(path: &Path) -> Result<()> {
 fn open_connection(path: &Path, key: Option<&Key>) -> Result<(Connection, Option<KeySpec>)> {
     let state = FileState::of(path)?;
     let spec = match (key, state) {
+        // SQLite's own "file is not a database" says it (and the app sets such a file aside).
+        (_, FileState::NotADatabase) => None,
         (None, FileState::Encrypted) => return Err(Error::Locked(path.to_path_buf())),
         (Some(_), FileState::Plain) => return Err(Error::NotEncrypted(path.to_path_buf())),
         (Some(k), _) => Some(KeySpec::for_file(k, path)?),

@@ -365,3 +365,36 @@ fn a_conversion_waits_for_no_one_it_is_refused_while_the_file_is_open_elsewhere(
     drop(open);
     assert_eq!(count(&db, None), 3);
 }
+
+#[test]
+fn an_encrypted_file_is_never_set_aside_as_damaged_a_damaged_one_still_is() {
+    let _g = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memories.sqlite");
+    let key = Key::random().unwrap();
+    let store = Store::open_keyed(&db, embedder(), Some(&key)).unwrap();
+    store.remember(DEFAULT_SCOPE, "s", SECRET).unwrap();
+    drop(store);
+    let before = bytes(&db);
+    // As the app opens its file at start: without a key, it is refused, and stays where it is.
+    let e = umwelt::damaged::open_or_set_aside(&db, |p| Store::open(p))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("is encrypted"), "{e}");
+    assert_eq!(bytes(&db), before);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("damaged")), "{names:?}");
+    // A file that cannot be a database (not whole pages) is still set aside, with or without a key.
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, "not a database, and not pages of one").unwrap();
+    let e = Store::open_keyed(&junk, embedder(), Some(&key))
+        .err()
+        .expect("junk");
+    assert!(umwelt::damaged::is_damaged_db(&e), "{e}");
+    let (_, kept) = umwelt::damaged::open_or_set_aside(&junk, |p| Store::open(p)).unwrap();
+    assert!(kept.is_some());
+}

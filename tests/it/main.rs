@@ -34,7 +34,7 @@
 //! | `unsaved` | an unsaved dictation is a draft of the user's holder: seen in it only, saved once, discarded, put right after a crash |
 //! | `mcp` | `umwelt-cli mcp` driven by rmcp's client as a child process: every tool, resources, a second writer on the file, read-only and Settings → Agents, bad requests answered with JSON-RPC errors, a client leaving mid-call |
 //! | `typing` | dictation into another app: `umwelt-cli type` and `record --type` into xterm under Xvfb (accents, an emoji), the dictation kept when there is no window to type into |
-//! | `encryption` | the memory file encrypted (SQLCipher): unreadable to `sqlite3` and `strings` without its key, the log too; no key, a wrong key, a key for a plain file refused with nothing changed; encrypted in place and back; a kill at every step of the conversion; refused while the file is open elsewhere |
+//! | `encryption` | the memory file encrypted (SQLCipher): unreadable to `sqlite3` and `strings` without its key, the log too; no key, a wrong key, a key for a plain file refused with nothing changed; encrypted in place and back; a kill at every step of the conversion; refused while the file is open elsewhere; an encrypted file never set aside as damaged |
 //! | `keyring` | the key in the real keyring (gnome-keyring-daemon on the test's own session bus, unlocked as a login does): kept, read back across a restart, one entry per file, never in the clear in the keyring's file, forgotten; no keyring on the bus, or no bus: said in time |
 //! | `writers` | two processes on one file: writes wait their turn, recall sees the others' writes |
 
