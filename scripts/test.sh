@@ -26,7 +26,8 @@ UMWELT_PERF=off cargo test "${features[@]}"
 
 step "the app window under Xvfb, over WebDriver"
 export UMWELT_APP="$CARGO_TARGET_DIR/release/umwelt"
-xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- npm run --silent test:e2e
+# The real keyring, unlocked for the tests: the memory files they make are encrypted.
+xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- bash tests/e2e/with-keyring.sh npm run --silent test:e2e
 
 step "the installed package"
 bash scripts/package.sh

@@ -22,6 +22,7 @@
 //! | [`damaged`] | a database that cannot be opened is set aside, never deleted |
 //! | [`crashpoint`] | named points where the crash sweep kills the process |
 
+pub mod at_rest;
 pub mod audio;
 pub mod bench;
 pub mod clipboard;

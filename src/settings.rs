@@ -40,6 +40,23 @@ pub struct Settings {
     pub agents_may_write: bool,
     /// Settings → After dictation: what a dictation becomes once it stops.
     pub after_dictation: AfterDictation,
+    /// Settings → Privacy: how the memory file is kept on the disk. Applied when Umwelt next
+    /// starts (`crate::at_rest`).
+    pub encryption: Encryption,
+}
+
+/// How the memory file is kept on the disk (Settings → Privacy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum Encryption {
+    /// Encrypted with a random key kept in the system keyring (the default).
+    #[default]
+    Keyring,
+    /// Encrypted with a key derived from a passphrase, asked for at every start.
+    Passphrase,
+    /// Plain: anyone who can read the data folder can read the memories.
+    Off,
 }
 
 /// What a dictation becomes once it stops (Settings → After dictation). Whatever is chosen, the
@@ -113,6 +130,7 @@ impl Default for Settings {
             shortcut_mode: ShortcutMode::Toggle,
             agents_may_write: false,
             after_dictation: AfterDictation::KeepDraft,
+            encryption: Encryption::Keyring,
         }
     }
 }
@@ -363,11 +381,14 @@ mod tests {
             shortcut_mode: ShortcutMode::PushToTalk,
             agents_may_write: true,
             after_dictation: AfterDictation::TypeAndSave,
+            encryption: Encryption::Passphrase,
         };
         f.save(&s).unwrap();
         // A file from before these settings existed still loads, with their defaults.
         std::fs::write(f.path(), r#"{"voice":"bm_george","speed":1.25}"#).unwrap();
         assert_eq!(f.load().0.shortcut_mode, ShortcutMode::Toggle);
+        // An older Umwelt's settings mean the default: encrypted, the key in the keyring.
+        assert_eq!(f.load().0.encryption, Encryption::Keyring);
         f.save(&s).unwrap();
         assert_eq!(f.load().0, s);
         assert!(f

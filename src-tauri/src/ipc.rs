@@ -6,7 +6,9 @@
 use tauri::Runtime;
 use tauri_specta::{collect_commands, ErrorHandlingMode};
 
-use crate::commands::{dashboard, dictation, exchange, holders, memories, settings, voice};
+use crate::commands::{
+    dashboard, dictation, exchange, holders, memories, privacy, settings, voice,
+};
 
 /// The commands and events, for any runtime (the mock one in tests).
 pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
@@ -75,6 +77,9 @@ pub fn surface<R: Runtime>() -> tauri_specta::Builder<R> {
             settings::log_folder,
             settings::open_log_folder,
             settings::agent_setup,
+            privacy::locked,
+            privacy::unlock,
+            privacy::privacy,
         ])
         .events(crate::events::all())
         // A rejected command throws its `CommandError`, as `invoke` does.

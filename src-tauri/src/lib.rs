@@ -5,8 +5,10 @@
 //! |---|---|
 //! | `commands/` | the `#[tauri::command]`s the web view calls: `memories.rs`, `dictation.rs`, `voice.rs`, `settings.rs`, `dashboard.rs`, `exchange.rs` (import, export, file transcription), `holders.rs` (who holds what, the demo town) |
 //! | `managers/` | one owner per resource: the microphone, the speaker, the speech models, the benchmark run, the jobs slot, forgetting with Undo (`forgetting.rs`, one `umwelt-forget` thread a waiting deletion), the demo town (`town.rs`) |
+//! | `start.rs` | starting the app once the memory file is open: the state bound to the running app, the global shortcut's plugin (its handler above the state) |
+//! | `unlock.rs` | the app while its memory file waits for a passphrase |
 //! | `warm_up.rs` | the work after start-up (vectors, re-embedding, crash recovery, whisper for the shortcut, the voice), on the `umwelt-warm-up` thread |
-//! | `shortcut.rs` | the global dictation shortcut (toggle or push-to-talk): registering it; the plugin's handler is built in `lib.rs`, above the state |
+//! | `shortcut.rs` | the global dictation shortcut (toggle or push-to-talk): registering it; the plugin's handler is built in `start.rs`, above the state |
 //! | `single_instance.rs` | one app per data folder: a second launch brings the first's window forward (`umwelt-instance` thread) |
 //! | `state.rs` | what the app holds while it runs |
 //! | `error.rs` | the error type that crosses into the web view |
@@ -16,7 +18,7 @@
 //! | `ipc.rs` | the IPC surface in one list: every command and event |
 //! | `bindings.rs` | `ui/src/bindings.ts` made from `ipc.rs`, and the test that keeps it current |
 //!
-//! Imports go one way: `lib.rs` → `warm_up.rs`, `commands/` → `state.rs` → `managers/`,
+//! Imports go one way: `lib.rs` → `commands/` → `start.rs` → `warm_up.rs` → `state.rs` → `managers/`,
 //! `shortcut.rs`, `events.rs`; nothing below `state.rs` imports `AppState`.
 
 pub mod bindings;
@@ -29,48 +31,16 @@ pub mod managers;
 pub mod rendering;
 pub mod shortcut;
 pub mod single_instance;
+pub mod start;
 pub mod state;
+pub mod unlock;
 pub mod warm_up;
 
 use tauri::Manager;
-use umwelt::clock::now_ms;
-use umwelt::perf_db::TimingKind;
 
 /// Register the commands on a builder of any runtime (the mock one in tests).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder.invoke_handler(ipc::surface::<R>().invoke_handler())
-}
-
-/// The global-shortcut plugin, with the handler every registered shortcut calls: it starts
-/// or stops a dictation through the app's state (built here, above the state, so that nothing
-/// below `state.rs` imports it).
-fn shortcut_plugin<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
-    tauri_plugin_global_shortcut::Builder::new()
-        .with_handler(|app, _shortcut, event| {
-            let state = app.state::<state::AppState>();
-            let mode = state
-                .settings
-                .lock()
-                .map(|s| s.shortcut_mode)
-                .unwrap_or_default();
-            let microphone = &state.microphone;
-            match (mode, event.state()) {
-                (
-                    umwelt::settings::ShortcutMode::Toggle,
-                    tauri_plugin_global_shortcut::ShortcutState::Pressed,
-                ) => microphone.toggle(),
-                (
-                    umwelt::settings::ShortcutMode::PushToTalk,
-                    tauri_plugin_global_shortcut::ShortcutState::Pressed,
-                ) if !microphone.is_dictating() => microphone.toggle(),
-                (
-                    umwelt::settings::ShortcutMode::PushToTalk,
-                    tauri_plugin_global_shortcut::ShortcutState::Released,
-                ) if microphone.is_dictating() => microphone.stop_in_background(),
-                _ => {}
-            }
-        })
-        .build()
 }
 
 /// Run the desktop app.
@@ -129,30 +99,22 @@ pub fn run() {
                 // The lock lives as long as the app (the process ends in `process::exit`).
                 app.manage(first);
             }
-            let state = state::AppState::open(data_dir).inspect_err(|e| {
+            let opening = state::AppState::open(data_dir.clone(), None).inspect_err(|e| {
                 tracing::error!("Umwelt could not open its data: {e}");
             })?;
-            let ms = started.elapsed().as_secs_f64() * 1e3;
-            if let Err(e) = state.runs.record(TimingKind::Startup, now_ms(), ms) {
-                tracing::warn!("the start-up time was not recorded: {e}");
+            let handle = app.handle().clone();
+            let begin: unlock::Begin =
+                Box::new(move |state, started| start::begin(&handle, state, started));
+            match opening {
+                state::Opening::Ready(state) => {
+                    begin(*state, started)?;
+                    app.manage(unlock::Unlocking::new(data_dir, None, started, begin));
+                }
+                // The window asks for the passphrase first (commands/privacy.rs).
+                state::Opening::Ask(ask) => {
+                    app.manage(unlock::Unlocking::new(data_dir, Some(ask), started, begin));
+                }
             }
-            state.events.bind(app.handle().clone());
-            warm_up::warm_up(&state);
-            state.speech_models.unload_when_idle(state.settings.clone());
-            app.handle().plugin(shortcut_plugin())?;
-            // The file and folder pickers (transcribe, import, export).
-            app.handle().plugin(tauri_plugin_dialog::init())?;
-            state.shortcut.bind(app.handle());
-            let keys = state
-                .settings
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .shortcut
-                .clone();
-            if let Err(e) = state.shortcut.apply(&keys) {
-                tracing::warn!("{e}");
-            }
-            app.manage(state);
             Ok(())
         })
         .build(tauri::generate_context!())

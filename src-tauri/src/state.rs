@@ -5,10 +5,13 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use umwelt::at_rest::{self, Ask};
 use umwelt::damaged::open_or_set_aside;
+use umwelt::keyring::SystemKeyring;
 use umwelt::perf_db::Runs;
-use umwelt::settings::{Settings, SettingsFile};
+use umwelt::settings::{Encryption, Settings, SettingsFile};
 use umwelt::speech::DictationDrafts;
+use umwelt::store::cipher::Key;
 use umwelt::voice::Speaker;
 use umwelt::Store;
 
@@ -25,6 +28,8 @@ use crate::shortcut::Shortcut;
 
 pub struct AppState {
     pub store: Arc<Store>,
+    /// How the memory file is kept on the disk this session (Settings → Privacy).
+    pub privacy: Privacy,
     /// The holder whose notebook the window shows.
     pub scope: String,
     /// Recordings and the drafts they become.
@@ -58,11 +63,32 @@ pub struct AppState {
     pub town: Arc<DemoTown>,
 }
 
+/// What opening the data folder came to.
+pub enum Opening {
+    Ready(Box<AppState>),
+    /// The memory file needs a passphrase first (Settings → Privacy chose one, or the keyring
+    /// cannot give the key): the window asks for it ([`crate::unlock`]).
+    Ask(Ask),
+}
+
+/// How the memory file is kept on the disk this session, for Settings → Privacy.
+#[derive(Debug, Clone, serde::Serialize, specta::Type)]
+pub struct Privacy {
+    /// What Settings → Privacy chose when Umwelt started (a new choice applies at the next).
+    pub chosen: Encryption,
+    /// Whether the memory file is encrypted now.
+    pub encrypted: bool,
+    /// Why it is not kept as chosen (the keyring could not be reached), shown until it is.
+    pub warning: Option<String>,
+}
+
 impl AppState {
-    /// Open the user's memory file under `data_dir` (created if need be). Loads no model. A
-    /// memory file or performance database that cannot be opened is set aside (kept, never
-    /// deleted), a fresh one is started, and the start-up note says where the old one is.
-    pub fn open(data_dir: PathBuf) -> umwelt::Result<AppState> {
+    /// Open the user's memory file under `data_dir` (created if need be), kept as Settings →
+    /// Privacy chose (`umwelt::at_rest`): with the keyring's key, with `passphrase`, or plain.
+    /// Loads no model. A memory file or performance database that cannot be opened is set
+    /// aside (kept, never deleted), a fresh one is started, and the start-up note says where the
+    /// old one is; an encrypted file is never set aside: without its key, the window asks.
+    pub fn open(data_dir: PathBuf, passphrase: Option<&Key>) -> umwelt::Result<Opening> {
         let mut notes = Vec::new();
         // Other users of the machine must not read what Umwelt keeps; an older Umwelt made
         // its files with the umask's modes, so they are repaired at every start.
@@ -71,18 +97,38 @@ impl AppState {
             Ok(n) => tracing::info!("made {n} files and folders in the data folder private"),
             Err(e) => tracing::warn!("the data folder could not be made private: {e}"),
         }
-        let (store, kept) =
-            open_or_set_aside(&data_dir.join("memories.sqlite"), |p| Store::open(p))?;
+        let settings_file = SettingsFile::new(data_dir.join("settings.json"));
+        let (settings, settings_note) = settings_file.load();
+        let memory_file = data_dir.join("memories.sqlite");
+        let keyring = SystemKeyring::for_file(&memory_file);
+        let embedder = Arc::new(umwelt::embed::LazyEmbedder::new());
+        let (opening, kept) = open_or_set_aside(&memory_file, |p| {
+            at_rest::open(
+                p,
+                embedder.clone(),
+                settings.encryption,
+                &keyring,
+                passphrase,
+            )
+        })?;
+        let opened = match opening {
+            at_rest::Opening::Open(o) => *o,
+            at_rest::Opening::Ask(ask) => return Ok(Opening::Ask(ask)),
+        };
         if let Some(kept) = kept {
             notes.push(format!(
                 "Your memory file could not be opened: it is damaged. It is kept, untouched, as {}, and Umwelt started a fresh one, so you can go on. To go back to the old file, quit Umwelt and rename it to memories.sqlite; a file-recovery tool such as `sqlite3 .recover` may get its memories back.",
                 kept.display()
             ));
         }
-        let store = Arc::new(store);
-        let settings_file = SettingsFile::new(data_dir.join("settings.json"));
-        let (settings, settings_note) = settings_file.load();
+        notes.extend(opened.done);
         notes.extend(settings_note);
+        let store = Arc::new(opened.store);
+        let privacy = Privacy {
+            chosen: settings.encryption,
+            encrypted: store.is_encrypted(),
+            warning: opened.warning,
+        };
         let speech_models = SpeechModels::new(settings.speech_model);
         let settings = Arc::new(Mutex::new(settings));
         // An unsaved dictation is also a draft of the user's holder in the memory file.
@@ -114,11 +160,12 @@ impl AppState {
             },
             events.clone(),
         );
-        Ok(AppState {
+        Ok(Opening::Ready(Box::new(AppState {
             forgetting: Forgetting::new(store.clone()),
             jobs: Jobs::default(),
             town: Arc::new(DemoTown::new(&data_dir, store.embedder().clone())),
             store,
+            privacy,
             scope: umwelt::store::DEFAULT_SCOPE.to_string(),
             dictation,
             speech_models,
@@ -133,6 +180,6 @@ impl AppState {
             events,
             shortcut: Shortcut::default(),
             log_dir: crate::logging::log_dir(&data_dir),
-        })
+        })))
     }
 }

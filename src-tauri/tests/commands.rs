@@ -8,11 +8,16 @@ use tauri::test::{
 };
 use tauri::webview::InvokeRequest;
 use tauri::{Manager, WebviewWindow};
-use umwelt_app::state::AppState;
+use umwelt_app::state::{AppState, Opening};
 
 fn app(data_dir: &std::path::Path) -> (tauri::App<MockRuntime>, WebviewWindow<MockRuntime>) {
     let app = umwelt_app::with_commands(mock_builder())
-        .manage(AppState::open(data_dir.to_path_buf()).unwrap())
+        .manage(
+            match AppState::open(data_dir.to_path_buf(), None).unwrap() {
+                Opening::Ready(state) => *state,
+                Opening::Ask(ask) => panic!("a new data folder asked for a passphrase: {ask:?}"),
+            },
+        )
         .build(mock_context(noop_assets()))
         .unwrap();
     let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())

@@ -43,12 +43,18 @@ pub enum Direction {
 
 /// Encrypt the plain memory file at `path` with `key`, in place.
 pub fn encrypt(path: &Path, key: &Key) -> Result<()> {
-    convert(path, key, Direction::Encrypt)
+    convert(path, None, Some(key))
 }
 
 /// Make the encrypted memory file at `path` (opened with `key`) plain again, in place.
 pub fn decrypt(path: &Path, key: &Key) -> Result<()> {
-    convert(path, key, Direction::Decrypt)
+    convert(path, Some(key), None)
+}
+
+/// Encrypt the memory file at `path` (opened with `from`) with another key `to`, in place:
+/// the file is never plain on the disk in between.
+pub fn rekey(path: &Path, from: &Key, to: &Key) -> Result<()> {
+    convert(path, Some(from), Some(to))
 }
 
 /// Where the copy is made: beside the file, on the same disk (a rename must be atomic).
@@ -58,24 +64,23 @@ pub fn copy_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn convert(path: &Path, key: &Key, way: Direction) -> Result<()> {
+fn convert(path: &Path, from: Option<&Key>, to: Option<&Key>) -> Result<()> {
     super::register_sqlite_vec();
-    let state = FileState::of(path)?;
-    match (way, state) {
-        (_, FileState::New) => {
+    match (FileState::of(path)?, from) {
+        (FileState::New, _) => {
             return Err(Error::NotFound(format!(
                 "the memory file {}",
                 path.display()
             )))
         }
-        (Direction::Encrypt, FileState::Encrypted) => {
+        (FileState::Encrypted, None) => {
             return Err(Error::InvalidInput(format!(
                 "the memory file {} is already encrypted",
                 path.display()
             )))
         }
-        (Direction::Decrypt, FileState::Plain) => return Err(Error::NotEncrypted(path.into())),
-        (_, FileState::NotADatabase) => {
+        (FileState::Plain, Some(_)) => return Err(Error::NotEncrypted(path.into())),
+        (FileState::NotADatabase, _) => {
             return Err(Error::InvalidInput(format!(
                 "{} is not a memory file (it is damaged, or something else); nothing was changed",
                 path.display()
@@ -85,8 +90,7 @@ fn convert(path: &Path, key: &Key, way: Direction) -> Result<()> {
     }
     // The original as it is: plain, or opened with its key. A conversion cut short before is
     // finished (unmarked, its copy removed) first.
-    let source_key = (way == Direction::Decrypt).then_some(key);
-    let (conn, _) = super::open_connection(path, source_key)?;
+    let (conn, _) = super::open_connection(path, from)?;
     if !finish_interrupted(&conn, path)? {
         return Err(Error::InvalidInput(format!(
             "the memory file {} was replaced while it was being opened; try again",
@@ -103,38 +107,31 @@ fn convert(path: &Path, key: &Key, way: Direction) -> Result<()> {
             path.display()
         ))
     };
+    let busy_means_in_use = |e: rusqlite::Error| -> Error {
+        if super::BusyError::is_busy(&e) {
+            in_use()
+        } else {
+            e.into()
+        }
+    };
     let mode = conn
         .query_row("PRAGMA journal_mode = DELETE", [], |r| {
             r.get::<_, String>(0)
         })
-        .map_err(|e| {
-            if super::BusyError::is_busy(&e) {
-                in_use()
-            } else {
-                e.into()
-            }
-        })?;
+        .map_err(busy_means_in_use)?;
+    // SQLite stays in WAL mode, without an error, while another connection has the file.
     if !mode.eq_ignore_ascii_case("delete") {
         return Err(in_use());
     }
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
     conn.pragma_update(None, "user_version", version)
-        .map_err(|e| {
-            if super::BusyError::is_busy(&e) {
-                in_use()
-            } else {
-                e.into()
-            }
-        })?;
+        .map_err(busy_means_in_use)?;
     crashpoint::reached("convert.alone");
 
     // 2. Copy.
     let _ = std::fs::remove_file(&copy);
-    let target = match way {
-        Direction::Encrypt => Some(KeySpec::for_file(key, &copy)?),
-        Direction::Decrypt => None,
-    };
+    let target = to.map(|k| KeySpec::for_file(k, &copy)).transpose()?;
     if let Err(e) = copy_and_check(&conn, path, &copy, target.as_ref(), version) {
         let _ = std::fs::remove_file(&copy);
         return Err(e);

@@ -54,7 +54,7 @@ pkill -x umwelt; sleep 1
 UMWELT_APP=/usr/bin/umwelt UMWELT_E2E_HOME="$HOME/e2e" node --test --test-concurrency=1 tests/e2e/skeleton.test.mjs
 INNER
 check "launches from its desktop entry and works offline (dictate, find, reopen)" \
-  unshare -n -- xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- bash "$home/offline.sh"
+  unshare -n -- xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- bash tests/e2e/with-keyring.sh bash "$home/offline.sh"
 grep -aE '^(WM_CLASS|# (tests|pass|fail))' /tmp/umwelt-deb-check.log | sed 's/^/    /' 
 
 echo "== uninstall"

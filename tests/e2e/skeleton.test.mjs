@@ -5,6 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
+import { execFileSync } from "node:child_process";
 import { application, fifoMicrophone, launch, screenshot, speechRaw, tempDir, waitForLiveText } from "./fixtures.mjs";
 
 // UMWELT_E2E_HOME lets tests/deb/test.sh find the data this run leaves behind.
@@ -99,6 +100,21 @@ test("dictate a note, see it appear while speaking, edit and save it, find it by
 });
 
 test("the memories are still there after closing and reopening the app", { timeout: 120_000 }, async () => {
+  if (process.env.UMWELT_E2E_KEYRING === "1") {
+    // With the keyring there, the memory file is encrypted: sqlite3 cannot read it, and the
+    // dictated words are nowhere in it or its log.
+    const db = path.join(env.UMWELT_DATA_DIR, "memories.sqlite");
+    let said = "";
+    try {
+      execFileSync("sqlite3", [db, "SELECT count(*) FROM sqlite_master"], { stdio: ["ignore", "pipe", "pipe"] });
+    } catch (e) {
+      said = String(e.stderr);
+    }
+    assert.match(said, /file is not a database/);
+    for (const f of [db, `${db}-wal`]) {
+      if (fs.existsSync(f)) assert.ok(!fs.readFileSync(f).includes(Buffer.from("milk")), `${f} holds the note in the clear`);
+    }
+  }
   const app = await launch(application, env);
   try {
     const { browser } = app;

@@ -16,9 +16,9 @@ use umwelt::Store;
 use crate::common;
 
 /// A session bus with no activatable services: only what a test starts on it is there.
-struct Bus {
+pub(crate) struct Bus {
     daemons: Vec<Child>,
-    address: String,
+    pub(crate) address: String,
 }
 
 impl Drop for Bus {
@@ -30,7 +30,7 @@ impl Drop for Bus {
     }
 }
 
-fn bus(dir: &Path) -> Bus {
+pub(crate) fn bus(dir: &Path) -> Bus {
     let conf = dir.join("bus.conf");
     std::fs::write(
         &conf,
@@ -64,7 +64,7 @@ fn bus(dir: &Path) -> Bus {
 
 /// Start gnome-keyring-daemon's Secret Service on `bus`, its keyrings in `dir`, the login
 /// keyring unlocked (made, the first time) with `password`.
-fn unlocked_keyring(bus: &mut Bus, dir: &Path, password: &str) {
+pub(crate) fn unlocked_keyring(bus: &mut Bus, dir: &Path, password: &str) {
     let run = dir.join("run");
     std::fs::create_dir_all(&run).unwrap();
     use std::os::unix::fs::PermissionsExt;

@@ -36,11 +36,13 @@
 //! | `typing` | dictation into another app: `umwelt-cli type` and `record --type` into xterm under Xvfb (accents, an emoji), the dictation kept when there is no window to type into |
 //! | `encryption` | the memory file encrypted (SQLCipher): unreadable to `sqlite3` and `strings` without its key, the log too; no key, a wrong key, a key for a plain file refused with nothing changed; encrypted in place and back; a kill at every step of the conversion; refused while the file is open elsewhere; an encrypted file never set aside as damaged |
 //! | `keyring` | the key in the real keyring (gnome-keyring-daemon on the test's own session bus, unlocked as a login does): kept, read back across a restart, one entry per file, never in the clear in the keyring's file, forgotten; no keyring on the bus, or no bus: said in time |
+//! | `at_rest` | Settings → Privacy at every open, against the real keyring: a plain file encrypted in place with a key made and kept the first time; moved to a passphrase and back to the keyring; made plain again, its entry removed; a wrong passphrase asked again with nothing changed; no keyring: a new file plain with a warning, an encrypted one asked for its passphrase, never replaced |
 //! | `writers` | two processes on one file: writes wait their turn, recall sees the others' writes |
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod at_rest;
 mod bad_models;
 mod browse;
 mod cli;

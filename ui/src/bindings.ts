@@ -197,6 +197,18 @@ export const commands = {
 	 *  beside this program as the package installs it).
 	 */
 	agentSetup: () => __TAURI_INVOKE<ClientSetup>("agent_setup"),
+	/**
+	 *  What the window must ask before anything else: a passphrase, and why; `None` once the
+	 *  memory file is open.
+	 */
+	locked: () => __TAURI_INVOKE<Ask | null>("locked"),
+	/**
+	 *  Open the memory file with `passphrase` and start the app: `None` when it opened, or what
+	 *  to ask now (a wrong passphrase: asked again, with nothing changed).
+	 */
+	unlock: (passphrase: string) => __TAURI_INVOKE<Ask | null>("unlock", { passphrase }),
+	/**  How the memory file is kept on the disk this session. */
+	privacy: () => __TAURI_INVOKE<Privacy>("privacy"),
 };
 
 /** Events */
@@ -222,6 +234,14 @@ export type AfterDictation =
 "type" | 
 /**  Saved as a memory, then typed where the cursor is. */
 "type_and_save";
+
+/**  A passphrase is needed before the file can be opened. */
+export type Ask = {
+	/**  The user chooses a new passphrase (typed twice), rather than giving the one they chose. */
+	choose: boolean,
+	/**  Why it is asked: for the prompt. */
+	reason: string,
+};
 
 /**  What to run. */
 export type BenchConfig = {
@@ -368,6 +388,15 @@ export type Draft = {
 	/**  The transcribed file's name, as the user knows it. */
 	file_name?: string | null,
 };
+
+/**  How the memory file is kept on the disk (Settings → Privacy). */
+export type Encryption = 
+/**  Encrypted with a random key kept in the system keyring (the default). */
+"keyring" | 
+/**  Encrypted with a key derived from a passphrase, asked for at every start. */
+"passphrase" | 
+/**  Plain: anyone who can read the data folder can read the memories. */
+"off";
 
 /**  What kind of failure it was; the UI decides where to show it by this. */
 export type ErrorKind = 
@@ -622,6 +651,16 @@ export type Page = {
 	next: Cursor | null,
 };
 
+/**  How the memory file is kept on the disk this session, for Settings → Privacy. */
+export type Privacy = {
+	/**  What Settings → Privacy chose when Umwelt started (a new choice applies at the next). */
+	chosen: Encryption,
+	/**  Whether the memory file is encrypted now. */
+	encrypted: boolean,
+	/**  Why it is not kept as chosen (the keyring could not be reached), shown until it is. */
+	warning: string | null,
+};
+
 /**  Progress while a run goes on. */
 export type Progress = {
 	scenario: string,
@@ -755,6 +794,11 @@ export type Settings = {
 	agents_may_write?: boolean,
 	/**  Settings → After dictation: what a dictation becomes once it stops. */
 	after_dictation?: AfterDictation,
+	/**
+	 *  Settings → Privacy: how the memory file is kept on the disk. Applied when Umwelt next
+	 *  starts (`crate::at_rest`).
+	 */
+	encryption?: Encryption,
 };
 
 /**  How the global shortcut records. */

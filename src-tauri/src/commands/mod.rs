@@ -1,5 +1,5 @@
 //! The `#[tauri::command]`s, one file per area: `memories.rs` (notes, search), `dictation.rs`
-//! (microphones, dictating, drafts), `exchange.rs` (import, export, transcribing a file), `holders.rs` (who holds what, the demo town), `voice.rs` (reading aloud), `settings.rs` and `dashboard.rs`
+//! (microphones, dictating, drafts), `exchange.rs` (import, export, transcribing a file), `holders.rs` (who holds what, the demo town), `voice.rs` (reading aloud), `settings.rs`, `privacy.rs` (Settings → Privacy, the passphrase prompt) and `dashboard.rs`
 //! (the performance dashboard). Each is a thin call into the engine or a manager; slow work runs
 //! on a blocking thread so the window stays responsive.
 
@@ -8,6 +8,7 @@ pub mod dictation;
 pub mod exchange;
 pub mod holders;
 pub mod memories;
+pub mod privacy;
 pub mod settings;
 pub mod voice;
 

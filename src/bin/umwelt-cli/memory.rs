@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
+use umwelt::at_rest;
 use umwelt::embed::LazyEmbedder;
+use umwelt::keyring::SystemKeyring;
 use umwelt::store::cipher::Key;
 use umwelt::store::conversion::{self, Direction};
 use umwelt::{paths, Error, Result, Store};
@@ -29,8 +31,13 @@ pub(crate) fn open(db: &MemoryFile) -> Result<Store> {
             paths::default_db()
         }
     };
-    let key = key.as_ref().or(umwelt::store::cipher::test_key());
-    Store::open_keyed(path, Arc::new(LazyEmbedder::new()), key)
+    // No passphrase: an encrypted file opens with the key the app keeps in the keyring.
+    let key = match (key, umwelt::store::cipher::test_key()) {
+        (Some(k), _) => Some(k),
+        (None, Some(test)) => Some(test.clone()),
+        (None, None) => at_rest::key_for(&path, &SystemKeyring::for_file(&path))?,
+    };
+    Store::open_keyed(path, Arc::new(LazyEmbedder::new()), key.as_ref())
 }
 
 /// `encrypt` / `decrypt`: the memory file converted in place with `--passphrase-file`'s key.
