@@ -11,6 +11,12 @@ use tauri::{Manager, WebviewWindow};
 use umwelt_app::state::{AppState, Opening};
 
 fn app(data_dir: &std::path::Path) -> (tauri::App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    // Plain: a test never puts a key in the keyring of the session it runs in (the window
+    // tests cover encryption, against a keyring of their own).
+    if !data_dir.join("settings.json").exists() {
+        std::fs::create_dir_all(data_dir).unwrap();
+        std::fs::write(data_dir.join("settings.json"), r#"{"encryption": "off"}"#).unwrap();
+    }
     let app = umwelt_app::with_commands(mock_builder())
         .manage(
             match AppState::open(data_dir.to_path_buf(), None).unwrap() {
@@ -24,6 +30,17 @@ fn app(data_dir: &std::path::Path) -> (tauri::App<MockRuntime>, WebviewWindow<Mo
         .build()
         .unwrap();
     (app, webview)
+}
+
+/// The app's memory file opened again, as another process would: plain, as [`app`] keeps it,
+/// whatever `UMWELT_TEST_ENCRYPTION` says.
+fn reopen(path: &std::path::Path) -> umwelt::Store {
+    umwelt::Store::open_keyed(
+        path,
+        std::sync::Arc::new(umwelt::embed::LazyEmbedder::new()),
+        None,
+    )
+    .unwrap()
 }
 
 fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
@@ -88,7 +105,7 @@ fn remember_list_recall_and_delete_through_the_ipc_layer() {
     );
     invoke(&w, "delete_memory", json!({ "id": milk["id"] })).unwrap();
     umwelt_app::on_event(_app.handle(), &tauri::RunEvent::Exit);
-    let other = umwelt::Store::open(dir.path().join("memories.sqlite")).unwrap();
+    let other = reopen(&dir.path().join("memories.sqlite"));
     assert_eq!(
         other.count("me").unwrap(),
         1,
@@ -152,7 +169,7 @@ fn history_and_turns_queued_when_the_app_exits_are_written() {
     // The app leaves through process::exit: its store is never dropped. Its exit event is all
     // that runs.
     umwelt_app::on_event(app.handle(), &tauri::RunEvent::Exit);
-    let other = umwelt::Store::open(dir.path().join("memories.sqlite")).unwrap();
+    let other = reopen(&dir.path().join("memories.sqlite"));
     assert_eq!(other.history("me", "voice", 100).unwrap().len(), 20);
     assert_eq!(other.turns("me", "voice", 10).unwrap(), vec![turn]);
 }

@@ -239,6 +239,12 @@ impl KeySpec {
     }
 }
 
+/// Key a connection of one's own on an encrypted memory file (for tools and tests that read
+/// the file's tables directly): `key` must open it ([`Error::WrongKey`] if not).
+pub fn unlock(conn: &Connection, path: &Path, key: &Key) -> Result<()> {
+    KeySpec::for_file(key, path)?.apply(conn, path)
+}
+
 /// The salt an encrypted file begins with.
 fn file_salt(path: &Path) -> Result<[u8; SALT_BYTES]> {
     let mut f =

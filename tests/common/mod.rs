@@ -168,3 +168,19 @@ pub(crate) fn run_in_own_process(here: &str) -> bool {
     eprint!("{stderr}");
     true
 }
+
+/// A connection of the test's own on a store's file, to read or change its tables directly:
+/// keyed with the public test key when the suite runs on encrypted files
+/// (`UMWELT_TEST_ENCRYPTION=on`) and the file is encrypted or new (made encrypted, as the
+/// store would make it).
+#[allow(dead_code)]
+pub(crate) fn raw_connection(path: &Path) -> rusqlite::Connection {
+    use umwelt::store::cipher::{self, FileState};
+    let conn = rusqlite::Connection::open(path).unwrap();
+    if let Some(key) = cipher::test_key() {
+        if FileState::of(path).unwrap() != FileState::Plain {
+            cipher::unlock(&conn, path, key).unwrap();
+        }
+    }
+    conn
+}

@@ -16,8 +16,11 @@ use crate::common;
 
 const SECRET: &str = "the safe code is kumquat seven nine";
 
+/// `umwelt-cli` on `db`: plain unless given a passphrase, even when the suite runs on
+/// encrypted files (these tests are about which is which).
 fn cli(db: &Path, pass: Option<&Path>) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_umwelt-cli"));
+    c.env_remove(umwelt::store::cipher::TEST_ENV);
     c.arg("--db").arg(db);
     if let Some(p) = pass {
         c.arg("--passphrase-file").arg(p);
@@ -180,7 +183,10 @@ fn the_write_ahead_log_of_an_encrypted_file_holds_no_text() {
     let store = Store::open_keyed(&db, embedder(), Some(&again)).unwrap();
     assert_eq!(store.count(DEFAULT_SCOPE).unwrap(), 1);
     drop(store);
-    let e = Store::open(&db).err().expect("no key").to_string();
+    let e = Store::open_keyed(&db, embedder(), None)
+        .err()
+        .expect("no key")
+        .to_string();
     assert!(e.contains("is encrypted"), "{e}");
     let other = Key::random().unwrap();
     let e = Store::open_keyed(&db, embedder(), Some(&other))
@@ -193,7 +199,7 @@ fn the_write_ahead_log_of_an_encrypted_file_holds_no_text() {
 /// A plain file with `n` memories (their vectors made up: nothing here searches by meaning).
 fn plain_file(dir: &Path, n: usize) -> PathBuf {
     let db = dir.join("m.sqlite");
-    let store = Store::open_with(&db, embedder()).unwrap();
+    let store = Store::open_keyed(&db, embedder(), None).unwrap();
     let texts: Vec<String> = (0..n).map(|i| format!("note {i}: {SECRET}")).collect();
     let vectors: Vec<Vec<f32>> = (0..n)
         .map(|i| {
@@ -352,7 +358,7 @@ fn a_conversion_waits_for_no_one_it_is_refused_while_the_file_is_open_elsewhere(
     let dir = tempfile::tempdir().unwrap();
     let db = plain_file(dir.path(), 3);
     let pass = passphrase(dir.path(), "pass", "not now");
-    let open = Store::open(&db).unwrap();
+    let open = Store::open_keyed(&db, embedder(), None).unwrap();
     assert_eq!(open.count(DEFAULT_SCOPE).unwrap(), 3);
     let e = failed(
         cli(&db, Some(&pass)).arg("encrypt").output().unwrap(),
@@ -377,7 +383,7 @@ fn an_encrypted_file_is_never_set_aside_as_damaged_a_damaged_one_still_is() {
     drop(store);
     let before = bytes(&db);
     // As the app opens its file at start: without a key, it is refused, and stays where it is.
-    let e = umwelt::damaged::open_or_set_aside(&db, |p| Store::open(p))
+    let e = umwelt::damaged::open_or_set_aside(&db, |p| Store::open_keyed(p, embedder(), None))
         .err()
         .expect("refused")
         .to_string();
@@ -395,6 +401,8 @@ fn an_encrypted_file_is_never_set_aside_as_damaged_a_damaged_one_still_is() {
         .err()
         .expect("junk");
     assert!(umwelt::damaged::is_damaged_db(&e), "{e}");
-    let (_, kept) = umwelt::damaged::open_or_set_aside(&junk, |p| Store::open(p)).unwrap();
+    let (_, kept) =
+        umwelt::damaged::open_or_set_aside(&junk, |p| Store::open_keyed(p, embedder(), None))
+            .unwrap();
     assert!(kept.is_some());
 }

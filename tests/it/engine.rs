@@ -357,7 +357,7 @@ fn startup_loads_no_model_and_migrates_an_older_file() {
     // A file as schema version 1 left it (sqlite-vec is registered by opening any store).
     drop(Store::open(dir.path().join("any.sqlite")).unwrap());
     {
-        let conn = rusqlite::Connection::open(&path).unwrap();
+        let conn = common::raw_connection(&path);
         conn.execute_batch(
             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE holder (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);

@@ -226,8 +226,7 @@ fn a_failed_import_writes_nothing() {
     let store = Store::open(&db).unwrap();
     store.remember("me", "", "already here").unwrap();
     // The disk refuses the 71st write (a trigger stands in for the failure).
-    rusqlite::Connection::open(&db)
-        .unwrap()
+    common::raw_connection(&db)
         .execute_batch(
             "CREATE TRIGGER poison BEFORE INSERT ON claim WHEN NEW.text LIKE '%POISON%'
              BEGIN SELECT RAISE(ABORT, 'the disk refused the write'); END;",
@@ -366,8 +365,7 @@ fn an_imported_note_naming_a_file_of_the_users_never_deletes_it() {
     );
     assert_ne!(again.imported[0], report.imported[3]);
     // A path stored before this check (by an older Umwelt) is not removed either.
-    rusqlite::Connection::open(store.path())
-        .unwrap()
+    common::raw_connection(store.path())
         .execute(
             "UPDATE claim SET audio_path = ?1 WHERE id = ?2",
             rusqlite::params![taxes.to_string_lossy(), report.imported[0]],

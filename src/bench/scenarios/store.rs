@@ -92,10 +92,56 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     .targets(&[(2_000, 0.005)])
     .sizes(&[2_000])
     .both_ways(),
+    Scenario::new(
+        "import",
+        "importing a folder of Markdown notes into a new memory file (each embedded)",
+        import,
+    )
+    .needs_model()
+    .sizes(&[10_000])
+    .iterations(3)
+    .corpus_sized(),
     Scenario::new("turnlog", "writing one turn down", turnlog)
         .targets(&[(0, 0.02)])
         .both_ways(),
 ];
+
+/// Import `size` Markdown notes (a folder written once) into a new memory file each time: the
+/// notes read, embedded (the model loaded before the clock starts) and written in one go. With
+/// `UMWELT_TEST_ENCRYPTION=on` the file is encrypted: the cost of encryption on an import.
+fn import(ctx: &mut Ctx, size: usize) -> Result<Prepared> {
+    let notes = ctx.dir.path().join(format!("import-notes-{size}"));
+    if !notes.exists() {
+        std::fs::create_dir_all(&notes).map_err(Error::io("making the notes folder"))?;
+        let mut rng = Rng::new(11);
+        for i in 0..size {
+            let text = format!(
+                "---\ncreated: 2026-01-01T00:00:00Z\n---\nA note about topic {} written on day {}, number {i}, with word {}.\n",
+                rng.next() % 97,
+                rng.next() % 365,
+                rng.next() % 5000
+            );
+            std::fs::write(notes.join(format!("{i:06}.md")), text)
+                .map_err(Error::io("writing a note to import"))?;
+        }
+    }
+    let embedder = Arc::new(LazyEmbedder::new());
+    embedder.get()?;
+    let dir = ctx.dir.path().to_path_buf();
+    prepared(0, move |i| {
+        let path = dir.join(format!("import-{i}-{}.sqlite", now_ms()));
+        let store = Store::open_with(&path, embedder.clone())?;
+        let (ms, report) =
+            time(|| crate::exchange::import_paths(&store, std::slice::from_ref(&notes), SCOPE))?;
+        if report.imported.len() != size {
+            return Err(Error::InvalidInput(format!(
+                "the import kept {} of {size} notes",
+                report.imported.len()
+            )));
+        }
+        timed(ms)
+    })
+}
 
 /// Top-10 recall of a random query vector, in one session (`filtered`) or across all.
 fn recall(ctx: &mut Ctx, size: usize, filtered: bool) -> Result<Prepared> {
