@@ -141,24 +141,40 @@ fn open_plain(
             }
         },
     };
-    let made_plain = conversion::decrypt(path, &key).and_then(|()| {
-        if let Err(e) = keyring.forget() {
-            tracing::warn!("the key of the plain file stays in the keyring: {e}");
-        }
-        Store::open_keyed(path, embedder, None).map(|s| {
-            opened(
-                s,
-                Some("Your memory file is no longer encrypted, as chosen in Settings → Privacy."),
-                None,
-            )
-        })
-    });
     let reason = if passphrase.is_some() {
         WRONG_PASSPHRASE
     } else {
         "The key the keyring keeps for your memory file does not open it (was it encrypted with a passphrase, or on another computer?). Give its passphrase to make it plain."
     };
-    or_ask(made_plain, reason)
+    match conversion::decrypt(path, &key) {
+        Err(Error::WrongKey(_)) => return ask(false, reason),
+        Err(e) => {
+            return as_is(path, embedder, Some(&key), format!("Your memory file stays encrypted for now: it could not be made plain ({e}). Umwelt tries again at its next start."))
+        }
+        Ok(()) => {}
+    }
+    if let Err(e) = keyring.forget() {
+        tracing::warn!("the key of the plain file stays in the keyring: {e}");
+    }
+    Store::open_keyed(path, embedder, None).map(|s| {
+        opened(
+            s,
+            Some("Your memory file is no longer encrypted, as chosen in Settings → Privacy."),
+            None,
+        )
+    })
+}
+
+/// A conversion that could not be made now (another program has the file open, the disk is
+/// full): the file opens as it is, with `key`, and `warning` says so.
+fn as_is(
+    path: &Path,
+    embedder: Arc<LazyEmbedder>,
+    key: Option<&Key>,
+    warning: String,
+) -> Result<Opening> {
+    tracing::warn!("{warning}");
+    Store::open_keyed(path, embedder, key).map(|s| opened(s, None, Some(warning)))
 }
 
 /// The default: a random key in the system keyring. A plain or new file gets one (made and kept
@@ -187,12 +203,18 @@ fn open_with_keyring(
                     return or_ask(opening, WRONG_PASSPHRASE);
                 }
             };
-            let moved = conversion::rekey(path, pass, &fresh).and_then(|()| {
-                Store::open_keyed(path, embedder, Some(&fresh)).map(|s| {
-                    opened(s, Some("Your memory file's key is now kept in the system keyring: Umwelt will not ask for the passphrase again."), None)
-                })
+            if let Err(e) = conversion::rekey(path, pass, &fresh) {
+                if let Err(f) = keyring.forget() {
+                    tracing::warn!("a key that opens nothing stays in the keyring: {f}");
+                }
+                return match e {
+                    Error::WrongKey(_) => ask(false, WRONG_PASSPHRASE),
+                    e => as_is(path, embedder, Some(pass), format!("Your memory file stays encrypted with your passphrase for now: its key could not be moved into the keyring ({e}). Umwelt tries again at its next start.")),
+                };
+            }
+            return Store::open_keyed(path, embedder, Some(&fresh)).map(|s| {
+                opened(s, Some("Your memory file's key is now kept in the system keyring: Umwelt will not ask for the passphrase again."), None)
             });
-            return or_ask(moved, WRONG_PASSPHRASE);
         }
         return match keyring.get() {
             Ok(Some(k)) => or_ask(
@@ -249,27 +271,25 @@ fn open_with_passphrase(
     // chooses a passphrase, and the file moves to it. The entry is removed whenever a file
     // leaves the keyring, so an entry means this.
     let from_keyring = keyring.get().ok().flatten();
-    let again = embedder.clone();
     match (passphrase, from_keyring) {
         (None, Some(_)) => ask(true, "Choose the passphrase that will encrypt your memory file from now on, instead of the key in the system keyring. Umwelt asks for it at every start; without it, nobody can read your memories."),
         (None, None) => ask(false, "Give the passphrase of your memory file."),
         (Some(pass), Some(old)) => {
-            let moved = conversion::rekey(path, &old, pass).and_then(|()| {
-                if let Err(e) = keyring.forget() {
-                    tracing::warn!("the old key stays in the keyring: {e}");
+            match conversion::rekey(path, &old, pass) {
+                Ok(()) => {
+                    if let Err(e) = keyring.forget() {
+                        tracing::warn!("the old key stays in the keyring: {e}");
+                    }
+                    Store::open_keyed(path, embedder, Some(pass)).map(|s| {
+                        opened(s, Some("Your memory file is now encrypted with your passphrase."), None)
+                    })
                 }
-                Store::open_keyed(path, embedder, Some(pass)).map(|s| {
-                    opened(s, Some("Your memory file is now encrypted with your passphrase."), None)
-                })
-            });
-            // The keyring's key does not open it: then the file has a passphrase already.
-            match moved {
+                // The keyring's key does not open it: then the file has a passphrase already.
                 Err(Error::WrongKey(_)) => or_ask(
-                    Store::open_keyed(path, again, Some(pass))
-                        .map(|s| opened(s, None, None)),
+                    Store::open_keyed(path, embedder, Some(pass)).map(|s| opened(s, None, None)),
                     WRONG_PASSPHRASE,
                 ),
-                other => other,
+                Err(e) => as_is(path, embedder, Some(&old), format!("Your memory file stays encrypted with the key in the system keyring for now: it could not be moved to your passphrase ({e}). Umwelt asks again at its next start.")),
             }
         }
         (Some(pass), None) => or_ask(

@@ -13,7 +13,7 @@ use umwelt::store::DEFAULT_SCOPE;
 use umwelt::Store;
 
 use crate::common;
-use crate::keyring::{bus, unlocked_keyring};
+use crate::keyring::{bus, session_with_keyring};
 
 fn open(db: &Path, choice: Encryption, pass: Option<&str>) -> Opening {
     let key = pass.map(|p| Key::passphrase(p).unwrap());
@@ -66,9 +66,7 @@ fn the_file_follows_the_choice_through_keyring_passphrase_and_plain() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut bus = bus(dir.path());
-    unlocked_keyring(&mut bus, dir.path(), "login password");
-    std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &bus.address);
+    let _bus = session_with_keyring(dir.path());
     let db = dir.path().join("memories.sqlite");
     let ring = SystemKeyring::for_file(&db);
 
@@ -133,6 +131,24 @@ fn the_file_follows_the_choice_through_keyring_passphrase_and_plain() {
     let o = opened(open(&db, Encryption::Keyring, None));
     assert_eq!(o.store.count(DEFAULT_SCOPE).unwrap(), 2);
     drop(o);
+
+    // Off while another program has the file open (an agent's server): it cannot be made
+    // plain now, so it opens encrypted, and the warning says so; nothing is lost.
+    let key = ring.get().unwrap().expect("the keyring's key");
+    let agent = Store::open_keyed(&db, Arc::new(LazyEmbedder::new()), Some(&key)).unwrap();
+    let o = opened(open(&db, Encryption::Off, None));
+    assert!(o.store.is_encrypted());
+    assert!(
+        o.warning
+            .as_deref()
+            .unwrap()
+            .contains("stays encrypted for now"),
+        "{:?}",
+        o.warning
+    );
+    assert_eq!(o.store.count(DEFAULT_SCOPE).unwrap(), 2);
+    drop((o, agent));
+    assert!(ring.get().unwrap().is_some(), "the key is still needed");
 
     // Off: made plain with the keyring's key, and the key removed.
     let o = opened(open(&db, Encryption::Off, None));

@@ -112,16 +112,22 @@ pub(crate) fn unlocked_keyring(bus: &mut Bus, dir: &Path, password: &str) {
     }
 }
 
+/// A bus of the test's own with an unlocked keyring on it, this process's keyring calls going
+/// to it (the variable is read at each connect). For a test in a process of its own.
+pub(crate) fn session_with_keyring(dir: &Path) -> Bus {
+    let mut bus = bus(dir);
+    unlocked_keyring(&mut bus, dir, "login password");
+    std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &bus.address);
+    bus
+}
+
 #[test]
 fn the_key_is_kept_in_the_real_keyring_one_entry_per_memory_file() {
     if common::own_process!() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut bus = bus(dir.path());
-    unlocked_keyring(&mut bus, dir.path(), "login password");
-    // This process's keyring calls go to the test's bus (the variable is read at each connect).
-    std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &bus.address);
+    let mut bus = session_with_keyring(dir.path());
 
     let db = dir.path().join("m.sqlite");
     let ring = SystemKeyring::for_file(&db);
