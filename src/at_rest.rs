@@ -65,11 +65,45 @@ pub fn open(
         return Store::open_keyed(path, embedder, None).map(|store| opened(store, None, None));
     }
     let encrypted = state == FileState::Encrypted;
-    match choice {
+    let opening = match choice {
         Encryption::Off => open_plain(path, embedder, encrypted, keyring, passphrase),
         Encryption::Keyring => open_with_keyring(path, embedder, state, keyring, passphrase),
         Encryption::Passphrase => open_with_passphrase(path, embedder, state, keyring, passphrase),
+    }?;
+    Ok(with_recordings_settled(opening))
+}
+
+/// The recordings follow the file as it was opened: sealed beside an encrypted file, plain
+/// beside a plain one (`Store::settle_recordings`). Those that cannot be changed now stay as
+/// they are, whole, with a warning; the next start goes on.
+fn with_recordings_settled(opening: Opening) -> Opening {
+    let Opening::Open(mut o) = opening else {
+        return opening;
+    };
+    let problems = match o.store.settle_recordings() {
+        Ok(p) => p,
+        Err(e) => vec![e.to_string()],
+    };
+    if !problems.is_empty() {
+        for p in &problems {
+            tracing::warn!("a recording stays as it was: {p}");
+        }
+        let what = if o.store.is_encrypted() {
+            "are not encrypted yet"
+        } else {
+            "are still encrypted"
+        };
+        let note = format!(
+            "{} of your recordings {what}: {}. Umwelt tries again at its next start (free some space if the disk is full).",
+            problems.len(),
+            problems[0]
+        );
+        o.warning = Some(match o.warning.take() {
+            Some(w) => format!("{w} {note}"),
+            None => note,
+        });
     }
+    Opening::Open(o)
 }
 
 /// The key that opens the memory file at `path` for a command that was given none: the

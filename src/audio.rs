@@ -1,6 +1,7 @@
 //! Audio files and sample-rate conversion: everything is brought to what whisper wants,
 //! 16 kHz mono `f32` in -1..1.
 
+use std::io::Write;
 use std::path::Path;
 
 use rubato::{FftFixedIn, Resampler};
@@ -33,7 +34,17 @@ pub fn check_rate(rate: u32) -> Result<u32> {
 
 /// Read a WAV file of any rate, mono or multi-channel, integer or float, as 16 kHz mono.
 pub fn read_wav_16k_mono(path: &Path) -> Result<Vec<f32>> {
-    let mut reader = hound::WavReader::open(path).map_err(|e| {
+    read_wav_16k_mono_sealed(path, None)
+}
+
+/// [`read_wav_16k_mono`] for a file that may be sealed with `seal` ([`crate::sealed`]).
+pub fn read_wav_16k_mono_sealed(
+    path: &Path,
+    seal: Option<&crate::sealed::Seal>,
+) -> Result<Vec<f32>> {
+    let file = crate::sealed::open(path, seal)
+        .map_err(Error::io(format!("reading {}", path.display())))?;
+    let mut reader = hound::WavReader::new(std::io::BufReader::new(file)).map_err(|e| {
         Error::Audio(format!(
             "could not read {} as a WAV file: {e}",
             path.display()
@@ -113,7 +124,7 @@ impl ToSpeechRate {
 /// Write 16 kHz mono samples as a 16-bit WAV, through a temporary file renamed into place, so a
 /// crash never leaves half a recording under the final name.
 pub fn write_wav_16k_mono(path: &Path, samples: &[f32]) -> Result<()> {
-    let mut sink = WavSink::create(path)?;
+    let mut sink = WavSink::create(path, samples.len() as u64, None)?;
     sink.write(samples)?;
     sink.finish().map(|_| ())
 }
@@ -401,42 +412,78 @@ impl StreamResampler {
     }
 }
 
-/// A 16 kHz mono 16-bit WAV written a block at a time, under a temporary name until
-/// [`WavSink::finish`] renames it into place.
+/// A 16 kHz mono 16-bit WAV of a known length written a block at a time (sealed with a
+/// [`crate::sealed::Seal`] beside an encrypted memory file), under a temporary name until
+/// [`WavSink::finish`] renames it into place. Its header is written first, with the length it
+/// was created for: a sealed file is never rewritten, so the length is known before the audio.
 pub struct WavSink {
-    writer: hound::WavWriter<std::io::BufWriter<std::fs::File>>,
+    sink: crate::sealed::Sink,
     tmp: std::path::PathBuf,
     path: std::path::PathBuf,
+    /// Samples the header promises, and samples written so far.
+    frames: u64,
+    written: u64,
+}
+
+/// The 44-byte header of a 16 kHz mono 16-bit PCM WAV of `frames` samples.
+fn wav_header_16k(frames: u64) -> Option<[u8; 44]> {
+    let data = u32::try_from(frames.checked_mul(2)?).ok()?;
+    let riff = data.checked_add(36)?;
+    let mut h = [0u8; 44];
+    let mut at = 0;
+    for part in [
+        &b"RIFF"[..],
+        &riff.to_le_bytes(),
+        b"WAVE",
+        b"fmt ",
+        &16u32.to_le_bytes(),
+        &1u16.to_le_bytes(),
+        &1u16.to_le_bytes(),
+        &SAMPLE_RATE.to_le_bytes(),
+        &(SAMPLE_RATE * 2).to_le_bytes(),
+        &2u16.to_le_bytes(),
+        &16u16.to_le_bytes(),
+        b"data",
+        &data.to_le_bytes(),
+    ] {
+        h[at..at + part.len()].copy_from_slice(part);
+        at += part.len();
+    }
+    Some(h)
 }
 
 impl WavSink {
-    pub fn create(path: &Path) -> Result<WavSink> {
-        let spec = hound::WavSpec {
-            channels: 1,
-            sample_rate: SAMPLE_RATE,
-            bits_per_sample: 16,
-            sample_format: hound::SampleFormat::Int,
-        };
+    /// A WAV of `frames` samples at 16 kHz, to be written to `path`, sealed with `seal` if given.
+    pub fn create(path: &Path, frames: u64, seal: Option<&crate::sealed::Seal>) -> Result<WavSink> {
         let tmp = path.with_extension("wav.part");
-        let writer = hound::WavWriter::create(&tmp, spec).map_err(|e| {
+        let failed = |e: &dyn std::fmt::Display| {
             Error::Audio(format!(
                 "could not write the recording to {}: {e}",
                 tmp.display()
             ))
-        })?;
+        };
+        let header = wav_header_16k(frames)
+            .ok_or_else(|| failed(&"it is longer than a WAV file can hold (37 hours): split it"))?;
+        let mut sink = crate::sealed::Sink::create(&tmp, seal).map_err(|e| failed(&e))?;
+        sink.write_all(&header).map_err(|e| failed(&e))?;
         Ok(WavSink {
-            writer,
+            sink,
             tmp,
             path: path.to_path_buf(),
+            frames,
+            written: 0,
         })
     }
 
+    /// Append samples (any beyond the length the header promises are left out).
     pub fn write(&mut self, samples: &[f32]) -> Result<()> {
-        let mut w = self.writer.get_i16_writer(samples.len() as u32);
-        for s in samples {
-            w.write_sample((s.clamp(-1.0, 1.0) * i16::MAX as f32) as i16);
+        let room = (self.frames - self.written).min(samples.len() as u64) as usize;
+        let mut bytes = Vec::with_capacity(room * 2);
+        for s in &samples[..room] {
+            bytes.extend_from_slice(&((s.clamp(-1.0, 1.0) * i16::MAX as f32) as i16).to_le_bytes());
         }
-        w.flush().map_err(|e| {
+        self.written += room as u64;
+        self.sink.write_all(&bytes).map_err(|e| {
             Error::Audio(format!(
                 "could not write the recording to {}: {e}",
                 self.tmp.display()
@@ -444,18 +491,20 @@ impl WavSink {
         })
     }
 
-    /// Finish the header, sync the file to the disk and rename it into place. (The rename is
-    /// made durable by the caller's [`sync_dir`], once the draft is written beside it.)
-    pub fn finish(self) -> Result<std::path::PathBuf> {
+    /// Fill what the header promised (silence, if fewer samples came), sync the file to the
+    /// disk and rename it into place. (The rename is made durable by the caller's [`sync_dir`],
+    /// once the draft is written beside it.)
+    pub fn finish(mut self) -> Result<std::path::PathBuf> {
+        let missing = self.frames - self.written;
+        if missing > 0 {
+            tracing::warn!(
+                "{missing} samples short of the recording's length: filled with silence"
+            );
+            self.write(&vec![0.0; missing as usize])?;
+        }
         let tmp = self.tmp.clone();
-        self.writer.finalize().map_err(|e| {
-            Error::Audio(format!(
-                "could not write the recording to {}: {e}",
-                tmp.display()
-            ))
-        })?;
-        std::fs::File::open(&self.tmp)
-            .and_then(|f| f.sync_all())
+        self.sink
+            .finish()
             .map_err(Error::io(format!("saving the recording {}", tmp.display())))?;
         crate::crashpoint::reached("wav.written");
         std::fs::rename(&self.tmp, &self.path).map_err(Error::io(format!(
@@ -469,7 +518,7 @@ impl WavSink {
     /// Give up: the temporary file goes.
     pub fn abandon(self) {
         let tmp = self.tmp.clone();
-        drop(self.writer);
+        drop(self.sink);
         if let Err(e) = std::fs::remove_file(&tmp) {
             tracing::warn!("removing {}: {e}", tmp.display());
         }

@@ -1,5 +1,6 @@
-//! Named points on the way from a recording to a memory, and in a conversion of the memory file
-//! (`store::conversion::POINTS`), where a test can kill the process, to prove that a kill at any
+//! Named points on the way from a recording to a memory, in a conversion of the memory file
+//! (`store::conversion::POINTS`), and between two recordings being sealed or unsealed
+//! (`recording.resealed`, `src/sealed.rs`), where a test can kill the process, to prove that a kill at any
 //! of them loses nothing (`tests/it/crash_sweep.rs`, `tests/it/encryption.rs`).
 //!
 //! With `UMWELT_CRASH_AT=<point>` in its environment (or `<point>#<n>`: the n-th time the point

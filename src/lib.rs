@@ -12,6 +12,7 @@
 //! | [`speech`] | microphone, whisper, dictation |
 //! | [`voice`] | reading aloud: espeak-ng phonemes, Kokoro on ONNX Runtime, streamed playback |
 //! | [`audio`] | WAV files and resampling |
+//! | [`sealed`] | recordings, spools and drafts encrypted at rest beside an encrypted memory file (XChaCha20-Poly1305 in chunks) |
 //! | [`models`] | model manifest, resolver, ONNX Runtime sessions, the whisper file check, whisper CTranslate2→GGML converter |
 //! | [`optimisations`] | the `UMWELT_PERF=off` switch and the thread counts it tunes |
 //! | [`bench`] | the benchmark harness (scenarios, targets, p50/p95/p99) |
@@ -41,6 +42,7 @@ pub mod models;
 pub mod optimisations;
 pub mod paths;
 pub mod perf_db;
+pub mod sealed;
 pub mod settings;
 pub mod speech;
 pub mod store;

@@ -134,6 +134,7 @@ impl AppState {
         // An unsaved dictation is also a draft of the user's holder in the memory file.
         let dictation = Arc::new(
             DictationDrafts::new(data_dir.join("recordings"))
+                .sealing_with(store.seal()?)
                 .keeping_drafts_in(store.clone(), umwelt::store::DEFAULT_SCOPE),
         );
         let (runs, kept) = open_or_set_aside(&data_dir.join("perf.sqlite"), Runs::open)?;

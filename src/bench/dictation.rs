@@ -262,7 +262,7 @@ pub fn hour_of_dictation(ears: &Ears, dir: &std::path::Path) -> Result<f64> {
     let sentence = neural(FIVE_SECONDS)?;
     let mut period = sentence.clone();
     period.resize(30 * SAMPLE_RATE as usize, 0.0);
-    let mut writer = SpoolWriter::create(dir, SAMPLE_RATE)?;
+    let mut writer = SpoolWriter::create(dir, SAMPLE_RATE, crate::sealed::Seal::for_tests())?;
     let mut listener = ears.listener();
     let mut at_ten = f64::NAN;
     let mut peak = 0f64;

@@ -92,6 +92,30 @@ pub fn clock(ms: i64) -> String {
     }
 }
 
+/// A file open for decoding, sealed or plain.
+struct Source(crate::sealed::Opened);
+
+impl std::io::Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.reader.read(buf)
+    }
+}
+
+impl std::io::Seek for Source {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.0.reader.seek(to)
+    }
+}
+
+impl symphonia::core::io::MediaSource for Source {
+    fn is_seekable(&self) -> bool {
+        true
+    }
+    fn byte_len(&self) -> Option<u64> {
+        Some(self.0.len)
+    }
+}
+
 /// An audio file opened for decoding, read as 16 kHz mono blocks.
 pub struct AudioFile {
     format: Box<dyn FormatReader>,
@@ -119,15 +143,21 @@ fn codecs() -> &'static CodecRegistry {
 impl AudioFile {
     /// Open `path`; an error says why it cannot be read (missing, not audio, no decoder).
     pub fn open(path: &Path) -> Result<AudioFile> {
+        AudioFile::open_sealed(path, None)
+    }
+
+    /// Open `path`, which may be one of Umwelt's recordings sealed with `seal`
+    /// ([`crate::sealed`]): it is decrypted as it is decoded.
+    pub fn open_sealed(path: &Path, seal: Option<&crate::sealed::Seal>) -> Result<AudioFile> {
         let name = path.display();
-        let file = std::fs::File::open(path)
-            .map_err(Error::io(format!("opening the audio file {name}")))?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
             return Err(Error::InvalidInput(format!(
                 "{name} is a folder; choose an audio file ({FORMATS})"
             )));
         }
-        let mss = MediaSourceStream::new(Box::new(file), Default::default());
+        let file = crate::sealed::open_file(path, seal, false)
+            .map_err(Error::io(format!("opening the audio file {name}")))?;
+        let mss = MediaSourceStream::new(Box::new(Source(file)), Default::default());
         let mut hint = Hint::new();
         if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
             hint.with_extension(ext);

@@ -237,6 +237,8 @@ pub struct Recorder {
     spooler: Option<JoinHandle<Result<SpoolWriter>>>,
     spool_done: mpsc::Sender<()>,
     spool_path: PathBuf,
+    /// What the spool is sealed with, if anything.
+    seal: Option<crate::sealed::Seal>,
 }
 
 /// A finished recording: its spool on disk, still locked (so no recovery takes it) until the
@@ -254,14 +256,16 @@ impl Recorder {
     /// Start capturing from the device named `device`, or the default input device, spooling
     /// to a new file in `spool_dir`. With a `tap`, every chunk is also sent there once it is on
     /// disk (at the device's rate, [`Recorder::rate`]); the sender is dropped when recording ends.
+    /// The spool is sealed with `seal`, if given ([`crate::sealed`]).
     pub fn start(
         device: Option<&str>,
         spool_dir: &Path,
+        seal: Option<&crate::sealed::Seal>,
         tap: Option<mpsc::Sender<Vec<f32>>>,
     ) -> Result<Recorder> {
         // On an error below, dropping `mic` closes the device.
         let mic = OpenDevice::open(device, true)?;
-        let mut writer = SpoolWriter::create(spool_dir, mic.rate)?;
+        let mut writer = SpoolWriter::create(spool_dir, mic.rate, seal)?;
         let spool_path = writer.path().to_path_buf();
         let s = mic.shared.clone();
         let (done_tx, done_rx) = mpsc::channel::<()>();
@@ -305,6 +309,7 @@ impl Recorder {
             spooler: Some(spooler),
             spool_done: done_tx,
             spool_path,
+            seal: seal.cloned(),
         })
     }
 
@@ -429,8 +434,9 @@ impl Recorder {
 
     /// Stop and read the whole recording back as 16 kHz mono (for short recordings and tests).
     pub fn stop_to_samples(self) -> Result<Vec<f32>> {
+        let seal = self.seal.clone();
         let rec = self.stop()?;
-        let a = spool::read(&rec.spool)?;
+        let a = spool::read(&rec.spool, seal.as_ref())?;
         std::fs::remove_file(&rec.spool)
             .map_err(Error::io(format!("removing {}", rec.spool.display())))?;
         audio::resample(&a.samples, a.rate, SAMPLE_RATE)

@@ -88,6 +88,10 @@ pub struct Store {
     path: PathBuf,
     /// The only folder whose files may be memories' recordings (`recordings.rs`).
     recordings: PathBuf,
+    /// The key its recordings are sealed with, once asked for (`recordings.rs`).
+    seal: std::sync::OnceLock<crate::sealed::Seal>,
+    /// Opened with the tests' key ([`cipher::test_key`]): its recordings take the tests' seal.
+    test_keyed: bool,
     /// Per holder id: its vectors in memory, loaded on that holder's first recall.
     indexes: Mutex<HashMap<i64, VecIndex>>,
     /// Every claim's vector, for who-holds-what search; loaded on the first such search.
@@ -258,6 +262,10 @@ impl Store {
         key: Option<&Key>,
     ) -> Result<Store> {
         register_sqlite_vec();
+        let test_keyed = matches!(
+            (key.and_then(Key::random_bytes), cipher::test_key().and_then(Key::random_bytes)),
+            (Some(a), Some(b)) if a == b
+        );
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.exists() {
@@ -301,6 +309,8 @@ impl Store {
             key,
             embedder,
             recordings: recordings::beside(&path),
+            seal: std::sync::OnceLock::new(),
+            test_keyed,
             path,
             indexes: Mutex::new(HashMap::new()),
             claims: Mutex::new(None),

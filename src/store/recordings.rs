@@ -4,11 +4,24 @@
 //! inside the recordings folder (`recordings/` beside the memory file unless the store is told
 //! otherwise). A note that says `audio: /home/u/Documents/taxes.pdf` links nothing, and deleting
 //! it deletes nothing but the note.
+//!
+//! An encrypted store seals its recordings ([`crate::sealed`]) with a random key it keeps
+//! inside itself (the `meta` row `recordings_key`): the recordings are as private as the file,
+//! and a new key for the file (keyring to passphrase) leaves them as they are. A plain store
+//! seals nothing; one made plain again keeps the key only until its recordings are unsealed
+//! ([`Store::settle_recordings`]).
 
 use std::path::{Component, Path, PathBuf};
 
+use rusqlite::OptionalExtension;
+
 use super::Store;
 use crate::error::{Error, Result};
+use crate::sealed::Seal;
+
+/// The `meta` row that keeps the recordings' key (inside an encrypted file only, but for the
+/// moments after a file is made plain and before its recordings are).
+const SEAL_ROW: &str = "recordings_key";
 
 /// The recordings folder for a memory file at `db`: `recordings/` beside it, made absolute.
 pub(super) fn beside(db: &Path) -> PathBuf {
@@ -88,6 +101,79 @@ impl Store {
             )));
         }
         Ok(PathBuf::from(path))
+    }
+
+    /// The key this store's recordings are sealed with: `None` for a plain store. An encrypted
+    /// one makes its key the first time it is asked (two processes asking at once get the same
+    /// one). A store opened with the tests' key seals with the tests' seal ([`Seal::for_tests`]).
+    pub fn seal(&self) -> Result<Option<Seal>> {
+        if !self.is_encrypted() {
+            return Ok(None);
+        }
+        if let Some(s) = self.seal.get() {
+            return Ok(Some(s.clone()));
+        }
+        let seal = match Seal::for_tests().filter(|_| self.test_keyed) {
+            Some(s) => s.clone(),
+            None => {
+                let fresh = Seal::random()?;
+                let conn = self.conn();
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?1, ?2)",
+                    rusqlite::params![SEAL_ROW, fresh.to_hex().as_str()],
+                )?;
+                self.kept_seal(&conn)?.ok_or_else(|| {
+                    Error::InvalidInput(
+                        "the recordings' key kept in the memory file is damaged; the recordings \
+                         sealed with it cannot be read"
+                            .into(),
+                    )
+                })?
+            }
+        };
+        Ok(Some(self.seal.get_or_init(|| seal).clone()))
+    }
+
+    fn kept_seal(&self, conn: &rusqlite::Connection) -> Result<Option<Seal>> {
+        let hex: Option<zeroize::Zeroizing<String>> = conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [SEAL_ROW], |r| {
+                r.get::<_, String>(0).map(zeroize::Zeroizing::new)
+            })
+            .optional()?;
+        Ok(hex.and_then(|h| Seal::from_hex(&h)))
+    }
+
+    /// Bring the recordings folder to this store: sealed if it is encrypted; plain if it is not
+    /// (then the key a file made plain kept goes, once every recording is unsealed). Each file
+    /// changes in one rename, so a kill at any point leaves every recording readable, and the
+    /// next call goes on. Returns what could not be done now, for a warning.
+    pub fn settle_recordings(&self) -> Result<Vec<String>> {
+        let (from, to) = if self.is_encrypted() {
+            (self.seal()?, self.seal()?)
+        } else {
+            let kept = self.kept_seal(&self.conn())?;
+            let Some(kept) = kept else {
+                return Ok(Vec::new());
+            };
+            (Some(kept), None)
+        };
+        let done = crate::sealed::sweep(&self.recordings, from.as_ref(), to.as_ref());
+        if done.changed > 0 {
+            tracing::info!(
+                "{} recordings {}",
+                done.changed,
+                if to.is_some() {
+                    "encrypted"
+                } else {
+                    "made plain"
+                }
+            );
+        }
+        if !self.is_encrypted() && done.problems.is_empty() {
+            self.conn()
+                .execute("DELETE FROM meta WHERE key = ?1", [SEAL_ROW])?;
+        }
+        Ok(done.problems)
     }
 
     /// Remove forgotten memories' recordings: only regular files inside the recordings folder

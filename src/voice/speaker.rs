@@ -189,9 +189,15 @@ impl Speaker {
 
     /// Play a recording (any format [`crate::speech::file`] reads) on `output`, the way a reply
     /// plays: a [`Speech`] to wait on or stop. It is decoded as it plays, a few seconds ahead,
-    /// so an hour's recording takes no more memory than a minute's.
-    pub fn play_recording(&self, path: &Path, output: Output) -> Result<Speech> {
-        let mut file = crate::speech::AudioFile::open(path)?;
+    /// so an hour's recording takes no more memory than a minute's. A sealed recording opens
+    /// with `seal` (the memory file's, [`crate::Store::seal`]).
+    pub fn play_recording(
+        &self,
+        path: &Path,
+        seal: Option<&crate::sealed::Seal>,
+        output: Output,
+    ) -> Result<Speech> {
+        let mut file = crate::speech::AudioFile::open_sealed(path, seal)?;
         let t0 = Instant::now();
         let state = Arc::new(PlayState::default());
         let (tx, rx) = mpsc::channel::<Vec<f32>>();

@@ -70,7 +70,7 @@ test("a passphrase chosen in Settings → Privacy is asked for at each start, an
   try {
     await remember(app.browser, secret);
     await choose(app.browser, "passphrase");
-    assert.match(await (await app.browser.$("#privacy-now")).getText(), /encrypted; its key is kept in the system keyring/);
+    assert.match(await (await app.browser.$("#privacy-now")).getText(), /recordings are encrypted; the key is kept in the system keyring/);
     assert.match(await (await app.browser.$("#privacy-later")).getText(), /choose a passphrase the next time it starts/);
     await screenshot(app.browser, "privacy-settings.png");
   } finally {

@@ -114,6 +114,15 @@ test("the memories are still there after closing and reopening the app", { timeo
     for (const f of [db, `${db}-wal`]) {
       if (fs.existsSync(f)) assert.ok(!fs.readFileSync(f).includes(Buffer.from("milk")), `${f} holds the note in the clear`);
     }
+    // The dictation's recording is encrypted too: no WAV header, no words, in any file there.
+    const recordings = path.join(env.UMWELT_DATA_DIR, "recordings");
+    const kept = fs.readdirSync(recordings).map((n) => path.join(recordings, n));
+    assert.ok(kept.some((f) => f.endsWith(".wav")), `no recording was kept: ${kept}`);
+    for (const f of kept) {
+      const bytes = fs.readFileSync(f);
+      assert.ok(bytes.subarray(0, 8).equals(Buffer.from("UMWSEAL1")), `${f} is not encrypted`);
+      assert.ok(!bytes.includes(Buffer.from("RIFF")) && !bytes.includes(Buffer.from("milk")), `${f} shows what it holds`);
+    }
   }
   const app = await launch(application, env);
   try {

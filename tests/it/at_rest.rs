@@ -76,8 +76,20 @@ fn the_file_follows_the_choice_through_keyring_passphrase_and_plain() {
     remember(&plain, "the spare key is under the blue flowerpot");
     drop(plain);
     assert!(has_text(&db, "blue flowerpot"));
+    // Its recordings folder: an unsaved dictation's draft, and its WAV.
+    let rec = dir.path().join("recordings");
+    std::fs::create_dir(&rec).unwrap();
+    let draft = rec.join("1700000000001.draft.json");
+    let wav = rec.join("1700000000001.wav");
+    std::fs::write(&draft, DRAFT).unwrap();
+    umwelt::audio::write_wav_16k_mono(&wav, &[0.25; 16_000]).unwrap();
     let o = opened(open(&db, Encryption::Keyring, None));
     assert!(o.store.is_encrypted());
+    // The recordings are encrypted with it, with a key kept inside the file.
+    assert!(is_sealed(&draft) && is_sealed(&wav));
+    assert!(!has_text(&draft, "red door") && !has_text(&wav, "RIFF"));
+    let seal = o.store.seal().unwrap();
+    assert_eq!(read_draft(&draft, seal.as_ref()), DRAFT);
     assert!(o.done.as_deref().unwrap().contains("now encrypted"));
     assert!(o.warning.is_none());
     assert_eq!(o.store.count(DEFAULT_SCOPE).unwrap(), 1);
@@ -99,6 +111,8 @@ fn the_file_follows_the_choice_through_keyring_passphrase_and_plain() {
     let o = opened(open(&db, Encryption::Passphrase, Some("correct horse")));
     assert!(o.store.is_encrypted());
     assert_eq!(o.store.count(DEFAULT_SCOPE).unwrap(), 2);
+    // A new key for the file leaves the recordings as they are: their key is inside it.
+    assert_eq!(read_draft(&draft, o.store.seal().unwrap().as_ref()), DRAFT);
     drop(o);
     assert!(ring.get().unwrap().is_none(), "the old key is removed");
     // From now on it is asked for; a wrong one is asked again, with nothing changed.
@@ -159,6 +173,23 @@ fn the_file_follows_the_choice_through_keyring_passphrase_and_plain() {
     assert_eq!(FileState::of(&db).unwrap(), FileState::Plain);
     assert!(ring.get().unwrap().is_none());
     assert!(!db.with_extension("sqlite.converting").exists());
+    // And the recordings with it.
+    assert!(!is_sealed(&draft) && !is_sealed(&wav));
+    assert_eq!(std::fs::read_to_string(&draft).unwrap(), DRAFT);
+    assert_eq!(
+        umwelt::audio::read_wav_16k_mono(&wav).unwrap().len(),
+        16_000
+    );
+}
+
+const DRAFT: &str = r#"{"text": "the red door code is 4711"}"#;
+
+fn is_sealed(path: &Path) -> bool {
+    umwelt::sealed::is_sealed(path).unwrap()
+}
+
+fn read_draft(path: &Path, seal: Option<&umwelt::sealed::Seal>) -> String {
+    String::from_utf8(umwelt::sealed::read(path, seal).unwrap().to_vec()).unwrap()
 }
 
 #[test]

@@ -406,3 +406,132 @@ fn an_encrypted_file_is_never_set_aside_as_damaged_a_damaged_one_still_is() {
             .unwrap();
     assert!(kept.is_some());
 }
+
+/// A recordings folder as Umwelt leaves it: a WAV, a draft whose text is the secret, a spool
+/// left by a crash, a transcribed file kept; each file's plain bytes by name.
+fn recordings(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let rec = dir.join("recordings");
+    std::fs::create_dir_all(&rec).unwrap();
+    let tone: Vec<f32> = (0..48_000).map(|i| (i as f32 * 0.03).sin() * 0.4).collect();
+    umwelt::audio::write_wav_16k_mono(&rec.join("1700000000001.wav"), &tone).unwrap();
+    std::fs::write(
+        rec.join("1700000000001.draft.json"),
+        format!("{{\"text\": \"{SECRET}\"}}"),
+    )
+    .unwrap();
+    let mut spool = umwelt::speech::spool::SpoolWriter::create(&rec, 16_000, None).unwrap();
+    spool.append(&tone[..20_000]).unwrap();
+    drop(spool);
+    std::fs::write(rec.join("file-1700000000002.txt"), SECRET.repeat(50_000)).unwrap();
+    let mut files: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&rec)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let b = std::fs::read(&p).unwrap();
+            (p, b)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every recording reads back as it was (sealed with `seal`, or plain); none was lost.
+fn all_whole(files: &[(PathBuf, Vec<u8>)], seal: Option<&umwelt::sealed::Seal>, what: &str) {
+    for (p, plain) in files {
+        let spool = p.extension().is_some_and(|x| x == "spool");
+        let opened = umwelt::sealed::open_file(p, seal, spool)
+            .unwrap_or_else(|e| panic!("{what}: {} lost: {e}", p.display()));
+        let mut back = Vec::new();
+        let mut r = opened.reader;
+        std::io::Read::read_to_end(&mut r, &mut back).unwrap();
+        assert!(back == *plain, "{what}: {} changed", p.display());
+    }
+}
+
+fn sealed_count(files: &[(PathBuf, Vec<u8>)]) -> usize {
+    files
+        .iter()
+        .filter(|(p, _)| umwelt::sealed::is_sealed(p).unwrap())
+        .count()
+}
+
+#[test]
+fn recordings_are_encrypted_with_the_file_and_a_kill_between_two_loses_none() {
+    let _g = common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let db = plain_file(dir.path(), 3);
+    let files = recordings(dir.path());
+    let pass = passphrase(dir.path(), "pass", "recordings too");
+    let key = Key::from_passphrase_file(&pass).unwrap();
+    use std::os::unix::process::ExitStatusExt;
+
+    // Killed after the second recording was written sealed, before it replaced the plain one.
+    let out = cli(&db, Some(&pass))
+        .arg("encrypt")
+        .env(umwelt::crashpoint::ENV, "recording.resealed#2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.signal(), Some(9), "not killed while sealing");
+    assert_eq!(
+        sealed_count(&files),
+        1,
+        "one sealed, the others still plain"
+    );
+    let store = Store::open_keyed(&db, embedder(), Some(&key)).unwrap();
+    let seal = store.seal().unwrap().expect("an encrypted file seals");
+    all_whole(&files, Some(&seal), "after the kill");
+    // The app's next start (or any settle) finishes.
+    assert!(store.settle_recordings().unwrap().is_empty());
+    assert_eq!(sealed_count(&files), files.len());
+    all_whole(&files, Some(&seal), "sealed");
+    for (p, _) in &files {
+        let found = strings(p);
+        assert!(
+            !found.contains("kumquat") && !found.contains("RIFF") && !found.contains("UMWSPOOL"),
+            "{} shows its contents: {}",
+            p.display(),
+            &found[..found.len().min(200)]
+        );
+    }
+    drop(store);
+
+    // And back to plain, killed between two recordings the same way.
+    let out = cli(&db, Some(&pass))
+        .arg("decrypt")
+        .env(umwelt::crashpoint::ENV, "recording.resealed#2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.signal(), Some(9), "not killed while unsealing");
+    assert_eq!(FileState::of(&db).unwrap(), FileState::Plain);
+    assert_eq!(sealed_count(&files), files.len() - 1);
+    let store = Store::open_keyed(&db, embedder(), None).unwrap();
+    all_whole(&files, Some(&seal), "after the second kill");
+    assert!(store.settle_recordings().unwrap().is_empty());
+    assert_eq!(sealed_count(&files), 0);
+    for (p, plain) in &files {
+        assert_eq!(&bytes(p), plain, "{} not as it was", p.display());
+    }
+    drop(store);
+    // Plain for good: the key went once the last sealed recording was unsealed.
+    let kept: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM meta WHERE key = 'recordings_key'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, 0);
+
+    // Undisturbed, the command line does both in one go.
+    ok(
+        cli(&db, Some(&pass)).arg("encrypt").output().unwrap(),
+        "encrypt",
+    );
+    assert_eq!(sealed_count(&files), files.len());
+    ok(
+        cli(&db, Some(&pass)).arg("decrypt").output().unwrap(),
+        "decrypt",
+    );
+    assert_eq!(sealed_count(&files), 0);
+}

@@ -96,7 +96,7 @@ fn the_dashboards_import_refuses_anything_that_is_not_a_report_and_keeps_nothing
 fn the_spool_reader_reads_any_file_or_says_it_is_damaged() {
     let _process = common::shared();
     let dir = tempfile::tempdir().unwrap();
-    let mut w = SpoolWriter::create(dir.path(), 16_000).unwrap();
+    let mut w = SpoolWriter::create(dir.path(), 16_000, None).unwrap();
     w.append(
         &(0..2_000)
             .map(|i| (i as f32 * 0.01).sin())
@@ -114,7 +114,7 @@ fn the_spool_reader_reads_any_file_or_says_it_is_damaged() {
             h.mutate_bytes(&base)
         };
         std::fs::write(&path, &bytes).unwrap();
-        if let Ok(audio) = spool::read(&path) {
+        if let Ok(audio) = spool::read(&path, None) {
             assert_eq!(audio.samples.len(), (bytes.len() - 16) / 2);
             assert!(audio
                 .samples

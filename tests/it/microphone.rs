@@ -23,7 +23,7 @@ fn a_sentence_through_the_alsa_microphone_becomes_the_right_text() {
     assert!(devices.iter().any(|d| d.is_default), "{devices:?}");
 
     let secs = std::fs::metadata(&raw).unwrap().len() as f32 / 32_000.0;
-    let rec = Recorder::start(None, &dir.path().join("recordings"), None).unwrap();
+    let rec = Recorder::start(None, &dir.path().join("recordings"), None, None).unwrap();
     // The file device runs faster than real time: wait for the samples, not the clock.
     assert!(
         rec.wait_for(secs, Duration::from_secs(30)),
@@ -44,7 +44,7 @@ fn a_sentence_through_the_alsa_microphone_becomes_the_right_text() {
     }
 
     // A microphone that is not there gives a clear message.
-    let e = Recorder::start(Some("no such microphone"), dir.path(), None)
+    let e = Recorder::start(Some("no such microphone"), dir.path(), None, None)
         .err()
         .expect("must fail")
         .to_string();

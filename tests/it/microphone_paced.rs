@@ -108,7 +108,7 @@ fn the_level_check_and_a_microphone_that_goes_quiet() {
     );
 
     // A recording whose microphone goes quiet.
-    let rec = Recorder::start(None, &dir.path().join("recordings"), None).unwrap();
+    let rec = Recorder::start(None, &dir.path().join("recordings"), None, None).unwrap();
     assert!(rec.lost().is_none(), "a fresh recording is not lost");
     let t0 = Instant::now();
     let why = loop {
@@ -141,7 +141,7 @@ fn the_level_check_and_a_microphone_that_goes_quiet() {
     );
     drop(unplug_tx);
     writer.join().unwrap();
-    let audio = spool::read(&recording.spool).unwrap();
+    let audio = spool::read(&recording.spool, None).unwrap();
     let seconds = audio.samples.len() as f32 / audio.rate as f32;
     assert!(
         seconds >= sent_s - 0.1,

@@ -93,7 +93,10 @@ fn a_killed_dictation_is_recovered_at_the_next_start() {
     assert!(out.status.success(), "{stderr}");
     let words = common::words(&stdout);
     for w in ["dentist", "thursday"] {
-        assert!(words.contains(&w.to_string()), "recovered {stdout:?}");
+        assert!(
+            words.contains(&w.to_string()),
+            "recovered {stdout:?} ({stderr})"
+        );
     }
     assert!(stderr.contains("damaged"), "{stderr}");
     assert!(recordings.join("1.spool.damaged").exists());
@@ -129,7 +132,8 @@ fn a_spool_cut_mid_sample_is_still_transcribed() {
     common::espeak_wav("buy fresh bread and milk", &wav);
     let pcm = umwelt::audio::read_wav_16k_mono(&wav).unwrap();
     let recordings = dir.path().join("recordings");
-    let mut w = SpoolWriter::create(&recordings, 16_000).unwrap();
+    let mut w =
+        SpoolWriter::create(&recordings, 16_000, umwelt::sealed::Seal::for_tests()).unwrap();
     for chunk in pcm.chunks(4_000) {
         w.append(chunk).unwrap();
     }
@@ -174,7 +178,8 @@ fn recovery_loads_whisper_only_for_a_recording_and_keeps_it_when_loading_fails()
     assert!(!recordings.join("7.wav.part").exists());
 
     for _ in 0..2 {
-        let mut w = SpoolWriter::create(&recordings, 16_000).unwrap();
+        let mut w =
+            SpoolWriter::create(&recordings, 16_000, umwelt::sealed::Seal::for_tests()).unwrap();
         w.append(&vec![0.1; 16_000]).unwrap();
     }
     let spools = spool::unfinished(&recordings);

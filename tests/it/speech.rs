@@ -98,7 +98,8 @@ fn a_dictation_is_on_disk_before_it_is_transcribed_and_becomes_a_draft_then_a_me
     let pcm = audio::read_wav_16k_mono(&wav).unwrap();
     let recordings = dir.path().join("recordings");
     let spool_of = |pcm: &[f32]| {
-        let mut w = SpoolWriter::create(&recordings, 16_000).unwrap();
+        let mut w =
+            SpoolWriter::create(&recordings, 16_000, umwelt::sealed::Seal::for_tests()).unwrap();
         w.append(pcm).unwrap();
         w.path().to_path_buf()
     };
@@ -184,7 +185,8 @@ fn a_nul_in_the_vocabulary_is_an_error_for_whisper_the_listener_and_recovery_nev
     // Recovery of a spool a crash left: a draft whose problem says why, the audio kept.
     let dir = tempfile::tempdir().unwrap();
     let recordings = dir.path().join("recordings");
-    let mut w = SpoolWriter::create(&recordings, 16_000).unwrap();
+    let mut w =
+        SpoolWriter::create(&recordings, 16_000, umwelt::sealed::Seal::for_tests()).unwrap();
     w.append(&pcm).unwrap();
     w.append(&vec![0.0; 16_000]).unwrap();
     drop(w);

@@ -237,7 +237,11 @@ fn a_transcribed_file_becomes_a_draft_and_the_file_stays_the_users() {
         .unwrap();
     let copy = PathBuf::from(m.audio_path.expect("the copy is the memory's audio"));
     assert_eq!(copy.parent(), Some(recordings.as_path()));
-    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&wav).unwrap());
+    // The copy is private (sealed beside an encrypted memory file), and the same recording.
+    assert_eq!(
+        *umwelt::sealed::read(&copy, dictation.seal()).unwrap(),
+        std::fs::read(&wav).unwrap()
+    );
 
     // Discarded: the draft goes, the user's file stays.
     let draft = dictation
@@ -277,7 +281,7 @@ fn a_recording_plays_back_whole_and_stops_when_asked() {
         .unwrap()
         .seconds;
     let played = speaker
-        .play_recording(&mp3, umwelt::voice::Output::Collect)
+        .play_recording(&mp3, None, umwelt::voice::Output::Collect)
         .unwrap()
         .wait()
         .unwrap();
@@ -292,7 +296,7 @@ fn a_recording_plays_back_whole_and_stops_when_asked() {
     );
     // Paced like a device, then stopped: it ends at once.
     let playing = speaker
-        .play_recording(&mp3, umwelt::voice::Output::Paced)
+        .play_recording(&mp3, None, umwelt::voice::Output::Paced)
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(500));
     playing.stop();
@@ -300,6 +304,10 @@ fn a_recording_plays_back_whole_and_stops_when_asked() {
     let report = playing.wait().unwrap();
     assert!(report.stopped && t.elapsed().as_secs_f32() < 1.0);
     assert!(speaker
-        .play_recording(&dir.path().join("none.wav"), umwelt::voice::Output::Collect)
+        .play_recording(
+            &dir.path().join("none.wav"),
+            None,
+            umwelt::voice::Output::Collect
+        )
         .is_err());
 }

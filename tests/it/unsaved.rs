@@ -118,7 +118,8 @@ fn a_dictation_is_a_draft_of_the_users_holder_from_recording_to_memory() {
     common::espeak_wav("remember to buy milk", &wav);
     let pcm = audio::read_wav_16k_mono(&wav).unwrap();
     let spool = || {
-        let mut w = SpoolWriter::create(&recordings, 16_000).unwrap();
+        let mut w =
+            SpoolWriter::create(&recordings, 16_000, umwelt::sealed::Seal::for_tests()).unwrap();
         w.append(&pcm).unwrap();
         w.path().to_path_buf()
     };

@@ -137,7 +137,8 @@ pub async fn play_recording(state: State<'_, AppState>, id: MemoryId) -> CmdResu
         // Only a plain file in Umwelt's recordings folder is opened (an imported note may
         // name any path; a FIFO would hang the player).
         let file = store.recording_file(&path)?;
-        let playing = speaker.play_recording(&file, Output::Device(device))?;
+        let playing =
+            speaker.play_recording(&file, store.seal()?.as_ref(), Output::Device(device))?;
         announce.emit(Event::Speaking(Speaking {
             speaking: true,
             text: "the recording".into(),

@@ -39,12 +39,17 @@ impl SpeakerOwner {
     }
 
     /// Stop what is playing, then play the recording at `path` (a memory's original audio).
-    pub fn play_recording(&self, path: &std::path::Path, output: Output) -> umwelt::Result<Speech> {
+    pub fn play_recording(
+        &self,
+        path: &std::path::Path,
+        seal: Option<&umwelt::sealed::Seal>,
+        output: Output,
+    ) -> umwelt::Result<Speech> {
         let mut speaking = self.speaking.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(before) = speaking.take() {
             before.stop();
         }
-        let speech = self.speaker.play_recording(path, output)?;
+        let speech = self.speaker.play_recording(path, seal, output)?;
         *speaking = Some(speech.stopper());
         Ok(speech)
     }

@@ -105,10 +105,12 @@ pub(crate) enum Command {
     /// it from an MCP client. The writing tools (remember, forget) are offered only when
     /// Settings → Agents allows them, and never with --read-only.
     Mcp(McpArgs),
-    /// Encrypt a plain memory file in place with the passphrase of --passphrase-file (SQLCipher).
-    /// No other program may have the file open; a kill at any moment loses nothing.
+    /// Encrypt a plain memory file in place with the passphrase of --passphrase-file (SQLCipher),
+    /// and its recordings (`recordings/` beside it). No other program may have the file open;
+    /// a kill at any moment loses nothing.
     Encrypt,
-    /// Make an encrypted memory file plain again, in place (--passphrase-file opens it).
+    /// Make an encrypted memory file plain again, in place (--passphrase-file opens it), and its
+    /// recordings.
     Decrypt,
     /// Model files: check them, or convert whisper to GGML (used by scripts/setup-models.sh).
     Models {

@@ -40,7 +40,9 @@ pub(crate) fn open(db: &MemoryFile) -> Result<Store> {
     Store::open_keyed(path, Arc::new(LazyEmbedder::new()), key.as_ref())
 }
 
-/// `encrypt` / `decrypt`: the memory file converted in place with `--passphrase-file`'s key.
+/// `encrypt` / `decrypt`: the memory file converted in place with `--passphrase-file`'s key,
+/// then its recordings sealed or unsealed (a kill between leaves every recording readable; the
+/// app's next start, or `Store::settle_recordings`, finishes them).
 pub(crate) fn convert(db: &MemoryFile, way: Direction) -> Result<()> {
     let Some(pass) = db.passphrase_file.as_deref() else {
         return Err(Error::InvalidInput(
@@ -49,9 +51,23 @@ pub(crate) fn convert(db: &MemoryFile, way: Direction) -> Result<()> {
     };
     let key = Key::from_passphrase_file(pass)?;
     let path = db.db.clone().unwrap_or_else(paths::default_db);
-    match way {
-        Direction::Encrypt => conversion::encrypt(&path, &key)?,
-        Direction::Decrypt => conversion::decrypt(&path, &key)?,
+    let store = match way {
+        Direction::Encrypt => {
+            conversion::encrypt(&path, &key)?;
+            Store::open_keyed(&path, Arc::new(LazyEmbedder::new()), Some(&key))?
+        }
+        Direction::Decrypt => {
+            conversion::decrypt(&path, &key)?;
+            Store::open_keyed(&path, Arc::new(LazyEmbedder::new()), None)?
+        }
+    };
+    let left = store.settle_recordings()?;
+    if let Some(first) = left.first() {
+        return Err(Error::InvalidInput(format!(
+            "{} recordings could not be {} now ({first}); they stay whole as they were, and the app finishes them at its next start",
+            left.len(),
+            if store.is_encrypted() { "encrypted" } else { "made plain" }
+        )));
     }
     let done = match way {
         Direction::Encrypt => "encrypted",

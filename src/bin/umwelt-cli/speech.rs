@@ -73,7 +73,8 @@ fn open_with_recordings(db: &MemoryFile, recordings: Option<PathBuf>) -> Result<
 pub(crate) fn record(db: &MemoryFile, a: RecordArgs) -> Result<()> {
     let store = open_with_recordings(db, a.recordings)?;
     let ears = speech::Ears::load()?;
-    let dictation = speech::DictationDrafts::new(store.recordings_dir());
+    let dictation =
+        speech::DictationDrafts::new(store.recordings_dir()).sealing_with(store.seal()?);
     let rec = dictation.start(a.device.as_deref(), &ears, |h| {
         eprintln!("… {} {}", h.text, h.partial);
     })?;
@@ -124,7 +125,8 @@ pub(crate) fn type_text(a: TypeArgs) -> Result<()> {
 
 pub(crate) fn recover(db: &MemoryFile, a: RecoverArgs) -> Result<()> {
     let store = open_with_recordings(db, a.recordings)?;
-    let dictation = speech::DictationDrafts::new(store.recordings_dir());
+    let dictation =
+        speech::DictationDrafts::new(store.recordings_dir()).sealing_with(store.seal()?);
     let r = dictation.recover(&speech::Ears::load, &store);
     for d in &r.recovered {
         match &d.problem {

@@ -77,7 +77,7 @@ impl DictationDrafts {
             let _drafts = self.lock_drafts();
             self.wav_for(&mut draft)?;
         }
-        let mut reader = hound::WavReader::open(&draft.audio_path).map_err(|e| {
+        let mut reader = self.wav_reader(Path::new(&draft.audio_path)).map_err(|e| {
             Error::Audio(format!(
                 "the recording {} cannot be read: {e}",
                 draft.audio_path

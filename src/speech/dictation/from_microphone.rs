@@ -75,7 +75,7 @@ impl DictationDrafts {
         on_heard: impl FnMut(&Heard) + Send + 'static,
     ) -> Result<LiveDictation> {
         let (tx, rx) = mpsc::channel();
-        let recorder = Recorder::start(device, &self.recordings_dir, Some(tx))?;
+        let recorder = Recorder::start(device, &self.recordings_dir, self.seal.as_ref(), Some(tx))?;
         let listening = live::listen(rx, recorder.rate(), ears.listener(), on_heard)?;
         Ok(LiveDictation {
             recorder,
@@ -160,9 +160,10 @@ impl DictationDrafts {
         spool_path: &Path,
         mut each: impl FnMut(&[f32]) -> Result<()>,
     ) -> Result<PathBuf> {
-        let mut reader = SpoolReader::open(spool_path)?;
+        let mut reader = SpoolReader::open(spool_path, self.seal.as_ref())?;
         let wav = spool_path.with_extension("wav");
-        let mut sink = WavSink::create(&wav)?;
+        let frames = reader.frames() * SAMPLE_RATE as u64 / reader.rate() as u64;
+        let mut sink = WavSink::create(&wav, frames, self.seal.as_ref())?;
         let mut resampler = StreamResampler::new(reader.rate(), SAMPLE_RATE)?;
         let mut any = false;
         while let Some(block) = reader.next_block(SAMPLE_RATE as usize * 4)? {
@@ -219,7 +220,7 @@ impl DictationDrafts {
     pub fn draft_from_spool(&self, spool_path: &Path, ears: &Ears) -> Result<Draft> {
         // Held while it becomes a draft: no other recovery (another process) takes it too.
         let _hold = spool::hold(spool_path)?;
-        let seconds = SpoolReader::open(spool_path)?.seconds() as f32;
+        let seconds = SpoolReader::open(spool_path, self.seal.as_ref())?.seconds() as f32;
         let mut listener = Some(ears.listener());
         let mut failed: Option<Error> = None;
         let wav = self.spool_to_wav_with(spool_path, |pcm| {
@@ -243,7 +244,7 @@ impl DictationDrafts {
     /// A WAV with neither draft nor memory (an older version removed the spool before writing
     /// the draft) becomes a draft again: written first with no text, then transcribed.
     pub(super) fn draft_from_wav(&self, id: &str, wav: &Path, ears: &Ears) -> Result<Draft> {
-        let spec = hound::WavReader::open(wav).map_err(|e| {
+        let spec = self.wav_reader(wav).map_err(|e| {
             Error::Audio(format!(
                 "the recording {} cannot be read: {e}",
                 wav.display()

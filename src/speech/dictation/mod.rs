@@ -94,6 +94,8 @@ const HEARING: &str = "transcribing the recording";
 /// Where recordings and drafts are kept, and the way from one to a memory.
 pub struct DictationDrafts {
     recordings_dir: PathBuf,
+    /// What recordings, spools and drafts are sealed with (beside an encrypted memory file).
+    seal: Option<crate::sealed::Seal>,
     /// Held while a draft is saved, discarded, or written back by a retry: a retry that ends
     /// after a save never brings the saved draft back.
     drafts: std::sync::Mutex<()>,
@@ -108,12 +110,25 @@ struct Notebook {
 }
 
 impl DictationDrafts {
+    /// Drafts in `recordings_dir`, written plain (sealed with the tests' key under
+    /// `UMWELT_TEST_ENCRYPTION=on`) until [`DictationDrafts::sealing_with`] says otherwise.
     pub fn new(recordings_dir: impl Into<PathBuf>) -> DictationDrafts {
         DictationDrafts {
             recordings_dir: recordings_dir.into(),
+            seal: crate::sealed::Seal::for_tests().cloned(),
             drafts: std::sync::Mutex::new(()),
             notebook: None,
         }
+    }
+    /// Seal what is written from now on with `seal` (the memory file's [`Store::seal`]), or
+    /// write it plain (`None`); files already written are read either way.
+    pub fn sealing_with(mut self, seal: Option<crate::sealed::Seal>) -> DictationDrafts {
+        self.seal = seal;
+        self
+    }
+    /// The key recordings are sealed with, if any.
+    pub fn seal(&self) -> Option<&crate::sealed::Seal> {
+        self.seal.as_ref()
     }
     /// Keep every draft also as a draft of `holder` in `store`, so a read through it sees the
     /// notebook as it will be once the dictation is saved.
@@ -154,6 +169,17 @@ impl DictationDrafts {
     pub fn recordings_dir(&self) -> &Path {
         &self.recordings_dir
     }
+    /// A WAV recording, sealed or plain, open for reading.
+    fn wav_reader(
+        &self,
+        wav: &Path,
+    ) -> std::result::Result<
+        hound::WavReader<std::io::BufReader<Box<dyn crate::sealed::Source>>>,
+        String,
+    > {
+        let file = crate::sealed::open(wav, self.seal.as_ref()).map_err(|e| e.to_string())?;
+        hound::WavReader::new(std::io::BufReader::new(file)).map_err(|e| e.to_string())
+    }
     fn draft_path(&self, id: &str) -> PathBuf {
         self.recordings_dir.join(format!("{id}.draft.json"))
     }
@@ -164,9 +190,9 @@ impl DictationDrafts {
         let tmp = path.with_extension("json.part");
         let json = serde_json::to_vec_pretty(draft).expect("a draft serialises");
         let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
+            let mut f = crate::sealed::Sink::create(&tmp, self.seal.as_ref())?;
             f.write_all(&json)?;
-            f.sync_data()?;
+            f.finish()?;
             crate::crashpoint::reached("draft.written");
             std::fs::rename(&tmp, &path)?;
             crate::crashpoint::reached("draft.renamed");
@@ -185,10 +211,14 @@ impl DictationDrafts {
             return Err(Error::InvalidInput(format!("'{id}' is not a draft")));
         }
         let path = self.draft_path(id);
-        let bytes = std::fs::read(&path).map_err(|_| {
-            Error::NotFound(format!(
+        let bytes = crate::sealed::read(&path, self.seal.as_ref()).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound(format!(
                 "the draft {id} is gone (saved or discarded already?)"
-            ))
+            )),
+            _ => Error::Audio(format!(
+                "the draft {} cannot be read ({e}); its recording is kept beside it",
+                path.display()
+            )),
         })?;
         serde_json::from_slice(&bytes).map_err(|e| {
             Error::Audio(format!(

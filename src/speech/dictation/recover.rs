@@ -60,7 +60,7 @@ impl DictationDrafts {
             let path = here(name);
             if name.ends_with(".draft.discarded") {
                 self.unmirror(&id_of(name));
-                let audio = std::fs::read(&path)
+                let audio = crate::sealed::read(&path, self.seal.as_ref())
                     .ok()
                     .and_then(|b| serde_json::from_slice::<Draft>(&b).ok())
                     .map(|d| d.audio_path)

@@ -68,10 +68,12 @@ impl DictationDrafts {
         let part = to.with_extension(format!("{ext}.part"));
         let copy = || -> std::io::Result<()> {
             std::fs::create_dir_all(&self.recordings_dir)?;
-            std::fs::copy(from, &part)?;
-            // The user's file may be world-readable; the copy is Umwelt's and private.
+            // The user's file may be world-readable; the copy is Umwelt's and private (and
+            // sealed beside an encrypted memory file).
+            let mut sink = crate::sealed::Sink::create(&part, self.seal.as_ref())?;
+            std::io::copy(&mut std::fs::File::open(from)?, &mut sink)?;
+            sink.finish()?;
             std::fs::set_permissions(&part, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-            std::fs::File::open(&part)?.sync_all()?;
             std::fs::rename(&part, &to)?;
             crate::audio::sync_dir(&self.recordings_dir)
         };
