@@ -66,6 +66,13 @@ pub(super) const SCENARIOS: &[Scenario] = &[
     .needs_model()
     .targets(&[(0, 8.0)])
     .iterations(1),
+    Scenario::new(
+        "spool",
+        "a quarter second of microphone audio written to the recording spool and flushed to the disk (sealed with UMWELT_TEST_ENCRYPTION=on): it must stay well within the quarter second",
+        spool,
+    )
+    .targets(&[(0, 250.0)])
+    .iterations(400),
 ];
 
 const STT_SAMPLE: &[u8] = include_bytes!("../../../benches/data/stt-sample.wav");
@@ -125,5 +132,21 @@ fn hour_memory(ctx: &mut Ctx, _: usize) -> Result<Prepared> {
     let dir = ctx.dir.path().join("hour");
     prepared(0, move |_| {
         timed(dictation::hour_of_dictation(&ears, &dir)?)
+    })
+}
+
+/// One spool chunk (a quarter second at 48 kHz, a common microphone's rate) appended and
+/// flushed, as the recorder does four times a second; sealed with the tests' key when
+/// `UMWELT_TEST_ENCRYPTION=on`, so the cost of sealing is one run against another.
+fn spool(ctx: &mut Ctx, _size: usize) -> Result<Prepared> {
+    use crate::speech::spool::SpoolWriter;
+    let rate = 48_000;
+    let dir = ctx.dir.path().join("spool");
+    let mut writer = SpoolWriter::create(&dir, rate, crate::sealed::Seal::for_tests())?;
+    let chunk: Vec<f32> = (0..rate as usize / 4)
+        .map(|i| (i as f32 * 0.01).sin() * 0.3)
+        .collect();
+    prepared(ctx.warmup, move |_| {
+        timed(time(|| writer.append(&chunk))?.0)
     })
 }
