@@ -64,11 +64,17 @@ pub fn open(
         // Damaged: the caller's error to handle (`damaged::open_or_set_aside`).
         return Store::open_keyed(path, embedder, None).map(|store| opened(store, None, None));
     }
-    let encrypted = state == FileState::Encrypted;
+    let opener = Opener {
+        path,
+        embedder,
+        state,
+        keyring,
+        passphrase,
+    };
     let opening = match choice {
-        Encryption::Off => open_plain(path, embedder, encrypted, keyring, passphrase),
-        Encryption::Keyring => open_with_keyring(path, embedder, state, keyring, passphrase),
-        Encryption::Passphrase => open_with_passphrase(path, embedder, state, keyring, passphrase),
+        Encryption::Off => opener.plain(),
+        Encryption::Keyring => opener.with_keyring(),
+        Encryption::Passphrase => opener.with_passphrase(),
     }?;
     Ok(with_recordings_settled(opening))
 }
@@ -151,19 +157,33 @@ fn or_ask(r: Result<Opening>, reason: &str) -> Result<Opening> {
 const WRONG_PASSPHRASE: &str =
     "That passphrase does not open your memory file. Nothing was changed; try again.";
 
-/// Settings → Privacy is off: an encrypted file is made plain, with the keyring's key or the
-/// passphrase, and the keyring's entry removed.
-fn open_plain(
-    path: &Path,
+/// One open of the memory file: the file, how it is stored now, and what may open it.
+struct Opener<'a> {
+    path: &'a Path,
     embedder: Arc<LazyEmbedder>,
-    encrypted: bool,
-    keyring: &dyn KeyStore,
-    passphrase: Option<&Key>,
-) -> Result<Opening> {
-    if !encrypted {
-        return Store::open_keyed(path, embedder, None).map(|s| opened(s, None, None));
-    }
-    let key = match passphrase {
+    state: FileState,
+    /// Where this file's random key is kept.
+    keyring: &'a dyn KeyStore,
+    /// What the user typed when an earlier open asked for a passphrase.
+    passphrase: Option<&'a Key>,
+}
+
+impl Opener<'_> {
+    /// Settings → Privacy is off: an encrypted file is made plain, with the keyring's key or the
+    /// passphrase, and the keyring's entry removed.
+    fn plain(&self) -> Result<Opening> {
+        let Opener {
+            path,
+            state,
+            keyring,
+            passphrase,
+            ..
+        } = *self;
+        let embedder = self.embedder.clone();
+        if state != FileState::Encrypted {
+            return Store::open_keyed(path, embedder, None).map(|s| opened(s, None, None));
+        }
+        let key = match passphrase {
         Some(k) => k.clone(),
         None => match keyring.get() {
             Ok(Some(k)) => k,
@@ -175,82 +195,72 @@ fn open_plain(
             }
         },
     };
-    let reason = if passphrase.is_some() {
-        WRONG_PASSPHRASE
-    } else {
-        "The key the keyring keeps for your memory file does not open it (was it encrypted with a passphrase, or on another computer?). Give its passphrase to make it plain."
-    };
-    match conversion::decrypt(path, &key) {
+        let reason = if passphrase.is_some() {
+            WRONG_PASSPHRASE
+        } else {
+            "The key the keyring keeps for your memory file does not open it (was it encrypted with a passphrase, or on another computer?). Give its passphrase to make it plain."
+        };
+        match conversion::decrypt(path, &key) {
         Err(Error::WrongKey(_)) => return ask(false, reason),
         Err(e) => {
             return as_is(path, embedder, Some(&key), format!("Your memory file stays encrypted for now: it could not be made plain ({e}). Umwelt tries again at its next start."))
         }
         Ok(()) => {}
     }
-    if let Err(e) = keyring.forget() {
-        tracing::warn!("the key of the plain file stays in the keyring: {e}");
+        if let Err(e) = keyring.forget() {
+            tracing::warn!("the key of the plain file stays in the keyring: {e}");
+        }
+        Store::open_keyed(path, embedder, None).map(|s| {
+            opened(
+                s,
+                Some("Your memory file is no longer encrypted, as chosen in Settings → Privacy."),
+                None,
+            )
+        })
     }
-    Store::open_keyed(path, embedder, None).map(|s| {
-        opened(
-            s,
-            Some("Your memory file is no longer encrypted, as chosen in Settings → Privacy."),
-            None,
-        )
-    })
-}
 
-/// A conversion that could not be made now (another program has the file open, the disk is
-/// full): the file opens as it is, with `key`, and `warning` says so.
-fn as_is(
-    path: &Path,
-    embedder: Arc<LazyEmbedder>,
-    key: Option<&Key>,
-    warning: String,
-) -> Result<Opening> {
-    tracing::warn!("{warning}");
-    Store::open_keyed(path, embedder, key).map(|s| opened(s, None, Some(warning)))
-}
-
-/// The default: a random key in the system keyring. A plain or new file gets one (made and kept
-/// the first time); an encrypted file opens with it, or, encrypted with a passphrase, is moved
-/// to a random key once the passphrase is given.
-fn open_with_keyring(
-    path: &Path,
-    embedder: Arc<LazyEmbedder>,
-    state: FileState,
-    keyring: &dyn KeyStore,
-    passphrase: Option<&Key>,
-) -> Result<Opening> {
-    if state == FileState::Encrypted {
-        if let Some(pass) = passphrase {
-            // Encrypted with a passphrase: its key moves into the keyring, once the
-            // passphrase is known to open it (a wrong one changes nothing, the keyring included).
-            if let Err(e) = Store::open_keyed(path, embedder.clone(), Some(pass)) {
-                return or_ask(Err(e), WRONG_PASSPHRASE);
-            }
-            let fresh = match kept_new_key(keyring) {
-                Ok(k) => k,
-                Err(e) => {
-                    let opening = Store::open_keyed(path, embedder, Some(pass)).map(|s| {
+    /// The default: a random key in the system keyring. A plain or new file gets one (made and kept
+    /// the first time); an encrypted file opens with it, or, encrypted with a passphrase, is moved
+    /// to a random key once the passphrase is given.
+    fn with_keyring(&self) -> Result<Opening> {
+        let Opener {
+            path,
+            state,
+            keyring,
+            passphrase,
+            ..
+        } = *self;
+        let embedder = self.embedder.clone();
+        if state == FileState::Encrypted {
+            if let Some(pass) = passphrase {
+                // Encrypted with a passphrase: its key moves into the keyring, once the
+                // passphrase is known to open it (a wrong one changes nothing, the keyring included).
+                if let Err(e) = Store::open_keyed(path, embedder.clone(), Some(pass)) {
+                    return or_ask(Err(e), WRONG_PASSPHRASE);
+                }
+                let fresh = match kept_new_key(keyring) {
+                    Ok(k) => k,
+                    Err(e) => {
+                        let opening = Store::open_keyed(path, embedder, Some(pass)).map(|s| {
                         opened(s, None, Some(format!("Your memory file stays encrypted with your passphrase: its key could not be moved into the system keyring ({e}). Umwelt will ask for the passphrase at each start until the keyring can be reached.")))
                     });
-                    return or_ask(opening, WRONG_PASSPHRASE);
-                }
-            };
-            if let Err(e) = conversion::rekey(path, pass, &fresh) {
-                if let Err(f) = keyring.forget() {
-                    tracing::warn!("a key that opens nothing stays in the keyring: {f}");
-                }
-                return match e {
+                        return or_ask(opening, WRONG_PASSPHRASE);
+                    }
+                };
+                if let Err(e) = conversion::rekey(path, pass, &fresh) {
+                    if let Err(f) = keyring.forget() {
+                        tracing::warn!("a key that opens nothing stays in the keyring: {f}");
+                    }
+                    return match e {
                     Error::WrongKey(_) => ask(false, WRONG_PASSPHRASE),
                     e => as_is(path, embedder, Some(pass), format!("Your memory file stays encrypted with your passphrase for now: its key could not be moved into the keyring ({e}). Umwelt tries again at its next start.")),
                 };
-            }
-            return Store::open_keyed(path, embedder, Some(&fresh)).map(|s| {
+                }
+                return Store::open_keyed(path, embedder, Some(&fresh)).map(|s| {
                 opened(s, Some("Your memory file's key is now kept in the system keyring: Umwelt will not ask for the passphrase again."), None)
             });
-        }
-        return match keyring.get() {
+            }
+            return match keyring.get() {
             Ok(Some(k)) => or_ask(
                 Store::open_keyed(path, embedder, Some(&k)).map(|s| opened(s, None, None)),
                 "The key the keyring keeps for your memory file does not open it (was it encrypted with a passphrase, or on another computer?). Nothing was changed. Give its passphrase.",
@@ -258,13 +268,13 @@ fn open_with_keyring(
             Ok(None) => ask(false, "Your memory file is encrypted, and the keyring holds no key for it (it was encrypted with a passphrase, or on another computer). Give its passphrase."),
             Err(e) => ask(false, format!("Your memory file is encrypted, and its key cannot be read: {e}. Unlock the keyring and start Umwelt again, or give the file's passphrase if it has one.")),
         };
-    }
-    let key = match keyring.get() {
-        Ok(Some(k)) => Ok(k),
-        Ok(None) => kept_new_key(keyring),
-        Err(e) => Err(e),
-    };
-    let key = match key {
+        }
+        let key = match keyring.get() {
+            Ok(Some(k)) => Ok(k),
+            Ok(None) => kept_new_key(keyring),
+            Err(e) => Err(e),
+        };
+        let key = match key {
         Ok(k) => k,
         Err(e) => {
             return Store::open_keyed(path, embedder, None).map(|s| {
@@ -272,40 +282,42 @@ fn open_with_keyring(
             })
         }
     };
-    encrypt_or_create(
-        path,
-        embedder,
-        state,
-        &key,
-        "Your memory file is now encrypted; its key is kept in the system keyring.",
-    )
-}
-
-/// Settings → Privacy chose a passphrase: asked for at every start (chosen, the first time).
-fn open_with_passphrase(
-    path: &Path,
-    embedder: Arc<LazyEmbedder>,
-    state: FileState,
-    keyring: &dyn KeyStore,
-    passphrase: Option<&Key>,
-) -> Result<Opening> {
-    if state != FileState::Encrypted {
-        let Some(pass) = passphrase else {
-            return ask(true, "Choose the passphrase that will encrypt your memory file. Umwelt asks for it at every start; without it, nobody (not even you) can read your memories.");
-        };
-        return encrypt_or_create(
+        encrypt_or_create(
             path,
             embedder,
             state,
-            pass,
-            "Your memory file is now encrypted with your passphrase.",
-        );
+            &key,
+            "Your memory file is now encrypted; its key is kept in the system keyring.",
+        )
     }
-    // Encrypted with the keyring's key (encryption by keyring was chosen before): the user
-    // chooses a passphrase, and the file moves to it. The entry is removed whenever a file
-    // leaves the keyring, so an entry means this.
-    let from_keyring = keyring.get().ok().flatten();
-    match (passphrase, from_keyring) {
+
+    /// Settings → Privacy chose a passphrase: asked for at every start (chosen, the first time).
+    fn with_passphrase(&self) -> Result<Opening> {
+        let Opener {
+            path,
+            state,
+            keyring,
+            passphrase,
+            ..
+        } = *self;
+        let embedder = self.embedder.clone();
+        if state != FileState::Encrypted {
+            let Some(pass) = passphrase else {
+                return ask(true, "Choose the passphrase that will encrypt your memory file. Umwelt asks for it at every start; without it, nobody (not even you) can read your memories.");
+            };
+            return encrypt_or_create(
+                path,
+                embedder,
+                state,
+                pass,
+                "Your memory file is now encrypted with your passphrase.",
+            );
+        }
+        // Encrypted with the keyring's key (encryption by keyring was chosen before): the user
+        // chooses a passphrase, and the file moves to it. The entry is removed whenever a file
+        // leaves the keyring, so an entry means this.
+        let from_keyring = keyring.get().ok().flatten();
+        match (passphrase, from_keyring) {
         (None, Some(_)) => ask(true, "Choose the passphrase that will encrypt your memory file from now on, instead of the key in the system keyring. Umwelt asks for it at every start; without it, nobody can read your memories."),
         (None, None) => ask(false, "Give the passphrase of your memory file."),
         (Some(pass), Some(old)) => {
@@ -331,6 +343,19 @@ fn open_with_passphrase(
             WRONG_PASSPHRASE,
         ),
     }
+    }
+}
+
+/// A conversion that could not be made now (another program has the file open, the disk is
+/// full): the file opens as it is, with `key`, and `warning` says so.
+fn as_is(
+    path: &Path,
+    embedder: Arc<LazyEmbedder>,
+    key: Option<&Key>,
+    warning: String,
+) -> Result<Opening> {
+    tracing::warn!("{warning}");
+    Store::open_keyed(path, embedder, key).map(|s| opened(s, None, Some(warning)))
 }
 
 /// A new random key, kept in the keyring and read back before any file depends on it.

@@ -34,6 +34,8 @@ pub async fn unlock(unlocking: State<'_, Unlocking>, passphrase: String) -> CmdR
             "The passphrase is being checked; wait a moment.",
         ));
     }
+    // Zeroed when dropped, here: the key keeps its own zeroed copy.
+    let passphrase = zeroize::Zeroizing::new(passphrase);
     let key = Key::passphrase(&passphrase);
     drop(passphrase);
     let data_dir = unlocking.data_dir.clone();
