@@ -30,7 +30,9 @@ pub(super) fn collapse(tx: &Transaction, ids: &[i64], k: usize) -> Result<Vec<Gr
     collapse_by(ids.len(), k, |i| vector(tx, ids[i]))
 }
 
-fn collapse_by(
+/// [`collapse`] with the vectors from `vector_of(i)`, the `i`th candidate's (`None`: it has
+/// none).
+pub(super) fn collapse_by(
     n: usize,
     k: usize,
     mut vector_of: impl FnMut(usize) -> Result<Option<Vec<f32>>>,

@@ -15,12 +15,11 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
-use std::path::PathBuf;
 
 use crate::embed::EMBED_DIM;
 use crate::kernels::{self, Kernels};
 
-use super::full_vectors::FullVectors;
+use super::full_vectors::{FullVectors, SpillTo};
 
 /// How many candidates the first pass keeps for every hit finally wanted (at least [`MIN_POOL`]).
 const POOL_FACTOR: usize = 4;
@@ -124,9 +123,9 @@ impl QueryCode {
 impl VecIndex {
     /// An empty index whose f32 vectors go to a side file in `spill_dir` once it is large
     /// (always on the heap if `None`).
-    pub(super) fn new(spill_dir: Option<PathBuf>) -> VecIndex {
+    pub(super) fn new(spill_to: Option<SpillTo>) -> VecIndex {
         VecIndex {
-            full: FullVectors::new(spill_dir),
+            full: FullVectors::new(spill_to),
             ..VecIndex::default()
         }
     }
@@ -269,6 +268,13 @@ impl VecIndex {
     /// The row of `id`, if it has a vector.
     pub(super) fn row_of(&self, id: i64) -> Option<usize> {
         self.pos.get(&id).copied()
+    }
+
+    /// The f32 vectors of `ids`, in that order: ids this index holds (as [`VecIndex::nearest`]
+    /// returns them).
+    pub(super) fn vectors_of(&self, ids: &[i64]) -> io::Result<Vec<Vec<f32>>> {
+        let rows: Vec<usize> = ids.iter().map(|id| self.pos[id]).collect();
+        self.full.rows(&rows)
     }
 
     /// The 4-bit code (packed) and its scale of a row.
@@ -607,10 +613,20 @@ mod tests {
     /// ninth of the heap.
     #[test]
     fn a_spilled_index_answers_as_the_heap_one_does() {
+        for sealed in [false, true] {
+            a_spilled_index_answers_as_the_heap_one_does_when(sealed);
+        }
+    }
+
+    fn a_spilled_index_answers_as_the_heap_one_does_when(sealed: bool) {
         let dir = tempfile::tempdir().unwrap();
         let mut heap = VecIndex::default();
+        let to = SpillTo {
+            dir: dir.path().to_path_buf(),
+            sealed,
+        };
         let mut file = VecIndex {
-            full: FullVectors::spilling_from(Some(dir.path().to_path_buf()), 1000),
+            full: FullVectors::spilling_from(Some(to), 1000),
             ..VecIndex::default()
         };
         for idx in [&mut heap, &mut file] {
@@ -629,7 +645,9 @@ mod tests {
         assert!(file.spilled() && !heap.spilled());
         assert_eq!(file.len(), heap.len());
         let f32_bytes = heap.len() * EMBED_DIM * 4;
-        assert_eq!(heap.heap_bytes() - file.heap_bytes(), f32_bytes);
+        // A sealed side file keeps each row's nonce on the heap.
+        let nonces = if sealed { heap.len() * 8 } else { 0 };
+        assert_eq!(heap.heap_bytes() - file.heap_bytes(), f32_bytes - nonces);
         for q in 0..10 {
             let qv = unit(20_000 + q);
             let ids = |v: Vec<Scored>| v.iter().map(|s| s.id).collect::<Vec<i64>>();
@@ -652,5 +670,11 @@ mod tests {
             }
         }
         assert_eq!(file.nearest(&unit(99_999), None, 1).unwrap()[0].id, 3);
+        let some: Vec<i64> = heap.ids().iter().copied().step_by(97).collect();
+        assert_eq!(
+            heap.vectors_of(&some).unwrap(),
+            file.vectors_of(&some).unwrap()
+        );
+        assert_eq!(file.vectors_of(&[3]).unwrap()[0], unit(99_999));
     }
 }

@@ -332,13 +332,16 @@ impl Store {
     }
 
     /// Where a large index's f32 vectors go: beside the store file, on the same disk (never the
-    /// temporary folder, which may be memory).
-    fn spill_dir(&self) -> Option<PathBuf> {
+    /// temporary folder, which may be memory), sealed if the store file is encrypted.
+    fn spill_to(&self) -> Option<full_vectors::SpillTo> {
         let dir = self.path.parent()?;
-        Some(if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir.to_path_buf()
+        Some(full_vectors::SpillTo {
+            dir: if dir.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                dir.to_path_buf()
+            },
+            sealed: self.is_encrypted(),
         })
     }
 

@@ -4,12 +4,12 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
+use super::full_vectors::SpillTo;
 use super::index::{side_file_failed, VecIndex};
 use super::memory::{memory_row, select_memory};
 use super::{diversity, f32_bytes, Hit, Store, MAX_TEXT_BYTES};
@@ -24,6 +24,9 @@ pub const RECENCY_WEIGHT: f32 = 0.1;
 pub const RECENCY_HALF_LIFE_DAYS: f32 = 30.0;
 /// Most hits one recall may ask for.
 pub const MAX_K: usize = 1000;
+
+/// The f32 vectors of a recall's candidates, by id, as the index holds them.
+type Candidates = HashMap<i64, Vec<f32>>;
 
 /// How recalls were served, for tests and the harness to prove which path ran.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -132,32 +135,46 @@ impl Store {
         k: usize,
         now: i64,
     ) -> Result<Vec<Hit>> {
-        self.with_nearest(holder, vector, session, k, |tx, nearest| {
-            let mut get =
-                tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
-            // Absent only if another process deleted it between this process's own write and
-            // that write reaching the index (the index was synced in this snapshot).
-            let mut read = |id: i64| get.query_row(params![id, holder], memory_row).optional();
-            let ranked = rank(nearest, now, usize::MAX);
-            let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
-            let mut hits = Vec::with_capacity(k);
-            for group in diversity::collapse(tx, &ids, k)? {
-                let (id, similarity, recency) = ranked[group.lead];
-                let Some(memory) = read(id)? else { continue };
-                let mut similar = Vec::with_capacity(group.similar.len());
-                for i in group.similar {
-                    similar.extend(read(ranked[i].0)?);
+        self.with_nearest(
+            holder,
+            vector,
+            session,
+            k,
+            true,
+            |tx, nearest, mut vectors| {
+                let mut get =
+                    tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
+                // Absent only if another process deleted it between this process's own write and
+                // that write reaching the index (the index was synced in this snapshot).
+                let mut read = |id: i64| get.query_row(params![id, holder], memory_row).optional();
+                let ranked = rank(nearest, now, usize::MAX);
+                let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+                let mut hits = Vec::with_capacity(k);
+                // Near-copies are told by the candidates' vectors: the index's copies where it
+                // served the recall (read from memory or its side file, not a row each from the
+                // file: at 100 000 memories, 50 pages of the file to read and, encrypted, decrypt).
+                let groups = match vectors.as_mut() {
+                    Some(vs) => diversity::collapse_by(ids.len(), k, |i| Ok(vs.remove(&ids[i]))),
+                    None => diversity::collapse(tx, &ids, k),
+                }?;
+                for group in groups {
+                    let (id, similarity, recency) = ranked[group.lead];
+                    let Some(memory) = read(id)? else { continue };
+                    let mut similar = Vec::with_capacity(group.similar.len());
+                    for i in group.similar {
+                        similar.extend(read(ranked[i].0)?);
+                    }
+                    hits.push(Hit {
+                        memory,
+                        similarity,
+                        recency,
+                        score: similarity + recency,
+                        similar,
+                    });
                 }
-                hits.push(Hit {
-                    memory,
-                    similarity,
-                    recency,
-                    score: similarity + recency,
-                    similar,
-                });
-            }
-            Ok(hits)
-        })
+                Ok(hits)
+            },
+        )
     }
 
     /// [`Store::recall_holder`] without reading the memories back: ids, similarity and recency,
@@ -170,20 +187,22 @@ impl Store {
         k: usize,
         now: i64,
     ) -> Result<Vec<(i64, f32, f32)>> {
-        self.with_nearest(holder, vector, session, k, |_, nearest| {
+        self.with_nearest(holder, vector, session, k, false, |_, nearest, _| {
             Ok(rank(nearest, now, k))
         })
     }
 
     /// The candidates for the `k` nearest (`max(4k, 50)` of them: id, similarity, time), read
-    /// in one transaction that `then` may read on in.
+    /// in one transaction that `then` may read on in; with `vectors`, and where the index
+    /// served them, their f32 vectors too (by id).
     fn with_nearest<T>(
         &self,
         holder: i64,
         vector: &[f32],
         session: Option<&str>,
         k: usize,
-        then: impl FnOnce(&rusqlite::Transaction, Vec<(i64, f32, i64)>) -> Result<T>,
+        vectors: bool,
+        then: impl FnOnce(&rusqlite::Transaction, Vec<(i64, f32, i64)>, Option<Candidates>) -> Result<T>,
     ) -> Result<T> {
         let pool = (k * 4).max(50);
         // Lock order: indexes before conn.
@@ -191,10 +210,17 @@ impl Store {
             .then(|| self.indexes.lock().unwrap_or_else(|p| p.into_inner()));
         let mut conn = self.conn();
         let tx = conn.transaction()?;
+        let mut candidates = None;
         let nearest: Vec<(i64, f32, i64)> = if let Some(indexes) = indexes.as_mut() {
             self.indexed.fetch_add(1, Ordering::Relaxed);
-            let found = synced_index(indexes, &tx, holder, self.spill_dir())?
-                .nearest(vector, session, pool);
+            let idx = synced_index(indexes, &tx, holder, self.spill_to())?;
+            let found = idx.nearest(vector, session, pool).and_then(|found| {
+                if vectors {
+                    let ids: Vec<i64> = found.iter().map(|s| s.id).collect();
+                    candidates = Some(ids.iter().copied().zip(idx.vectors_of(&ids)?).collect());
+                }
+                Ok(found)
+            });
             match found {
                 Ok(found) => found
                     .into_iter()
@@ -220,7 +246,7 @@ impl Store {
             rows.collect::<rusqlite::Result<_>>()?
         };
         drop(indexes);
-        let out = then(&tx, nearest)?;
+        let out = then(&tx, nearest, candidates)?;
         tx.commit()?;
         Ok(out)
     }
@@ -235,7 +261,7 @@ impl Store {
             let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
             let mut conn = self.conn();
             let tx = conn.transaction()?;
-            synced_index(&mut indexes, &tx, holder, self.spill_dir())?;
+            synced_index(&mut indexes, &tx, holder, self.spill_to())?;
             tx.commit()?;
             // Loading read every vector through SQLite's page cache (up to 64 MiB, 15 MiB for
             // 10 000 memories); the index holds them now, so that copy goes (the pages a read
@@ -265,12 +291,12 @@ impl Store {
 /// `PRAGMA data_version` changes only then, and reading it costs a microsecond or two. This
 /// process's own writes reach loaded indexes as they commit. Call it inside the read transaction
 /// the caller goes on reading from, so the index and the rows agree. A large index's f32
-/// vectors go to a side file in `spill_dir`.
+/// vectors go to a side file ([`SpillTo`]).
 fn synced_index<'a>(
     indexes: &'a mut HashMap<i64, VecIndex>,
     conn: &Connection,
     holder: i64,
-    spill_dir: Option<PathBuf>,
+    spill_to: Option<SpillTo>,
 ) -> Result<&'a VecIndex> {
     let version: i64 = conn
         .prepare_cached("PRAGMA data_version")?
@@ -286,7 +312,7 @@ fn synced_index<'a>(
     }
     let idx = match indexes.entry(holder) {
         Entry::Occupied(e) => e.into_mut(),
-        Entry::Vacant(e) => e.insert(load_index(conn, holder, spill_dir)?),
+        Entry::Vacant(e) => e.insert(load_index(conn, holder, spill_to)?),
     };
     idx.synced = version;
     Ok(idx)
@@ -318,8 +344,8 @@ fn add_rows(idx: &mut VecIndex, mut rows: rusqlite::Rows) -> Result<()> {
 }
 
 /// Every vector of `holder`, read from the file.
-fn load_index(conn: &Connection, holder: i64, spill_dir: Option<PathBuf>) -> Result<VecIndex> {
-    let mut idx = VecIndex::new(spill_dir);
+fn load_index(conn: &Connection, holder: i64, spill_to: Option<SpillTo>) -> Result<VecIndex> {
+    let mut idx = VecIndex::new(spill_to);
     let mut st = conn.prepare(select_vector!("WHERE v.holder_id = ?1"))?;
     add_rows(&mut idx, st.query([holder])?)?;
     Ok(idx)

@@ -10,7 +10,6 @@
 //! `n{D}` / `o{D}` the same made in draft D.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -19,6 +18,7 @@ use super::view::{Resolved, DRAFT_COLS};
 use super::{check_batch, ClaimId, DraftId, HolderId, Kind, View};
 use crate::embed::EMBED_DIM;
 use crate::error::{Error, Result};
+use crate::store::full_vectors::SpillTo;
 use crate::store::index::{side_file_failed, IdBuild, QueryCode, VecIndex, CODE_BYTES};
 use crate::store::recall::check_k;
 use crate::store::{f32_bytes, fusion, write_tx, Store, COMMON_DOCS, WRITES};
@@ -72,9 +72,9 @@ fn label(kind: &str, draft: Option<DraftId>) -> String {
     }
 }
 
-/// Every claim vector in the file (a large index's f32 vectors in a side file in `spill_dir`).
-fn load(conn: &Connection, spill_dir: Option<PathBuf>) -> Result<VecIndex> {
-    let mut idx = VecIndex::new(spill_dir);
+/// Every claim vector in the file (a large index's f32 vectors in a side file: [`SpillTo`]).
+fn load(conn: &Connection, spill_to: Option<SpillTo>) -> Result<VecIndex> {
+    let mut idx = VecIndex::new(spill_to);
     let mut st = conn.prepare(
         "SELECT v.claim_id, c.kind, c.draft_id, v.embedding FROM claim_vector v JOIN claim c ON c.id = v.claim_id",
     )?;
@@ -245,7 +245,7 @@ impl Store {
         let version = data_version(conn)?;
         let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
         if claims.as_ref().is_none_or(|i| i.synced != version) {
-            let mut idx = load(conn, self.spill_dir())?;
+            let mut idx = load(conn, self.spill_to())?;
             idx.synced = version;
             *claims = Some(idx);
             // Their rows point into the index that was.
