@@ -22,6 +22,12 @@ use crate::sealed::Seal;
 /// The `meta` row that keeps the recordings' key (inside an encrypted file only, but for the
 /// moments after a file is made plain and before its recordings are).
 const SEAL_ROW: &str = "recordings_key";
+/// The `meta` row naming the recordings folder last found wholly sealed beside this encrypted
+/// file: a start that finds it naming the store's folder skips the sweep (which opens every
+/// recording to read its first bytes: a tenth of a second for a few thousand). Every recording
+/// made beside an encrypted file is sealed as it is written; the row goes when the file is
+/// made plain.
+const SEALED_ROW: &str = "recordings_sealed";
 
 /// The recordings folder for a memory file at `db`: `recordings/` beside it, made absolute.
 pub(super) fn beside(db: &Path) -> PathBuf {
@@ -148,13 +154,25 @@ impl Store {
     /// changes in one rename, so a kill at any point leaves every recording readable, and the
     /// next call goes on. Returns what could not be done now, for a warning.
     pub fn settle_recordings(&self) -> Result<Vec<String>> {
+        let folder = self.recordings.to_string_lossy().into_owned();
         let (from, to) = if self.is_encrypted() {
+            let settled: Option<String> = self
+                .conn()
+                .query_row("SELECT value FROM meta WHERE key = ?1", [SEALED_ROW], |r| {
+                    r.get(0)
+                })
+                .optional()?;
+            if settled.as_deref() == Some(folder.as_str()) {
+                return Ok(Vec::new());
+            }
             (self.seal()?, self.seal()?)
         } else {
             let kept = self.kept_seal(&self.conn())?;
             let Some(kept) = kept else {
                 return Ok(Vec::new());
             };
+            self.conn()
+                .execute("DELETE FROM meta WHERE key = ?1", [SEALED_ROW])?;
             (Some(kept), None)
         };
         let done = crate::sealed::sweep(&self.recordings, from.as_ref(), to.as_ref());
@@ -169,9 +187,16 @@ impl Store {
                 }
             );
         }
-        if !self.is_encrypted() && done.problems.is_empty() {
-            self.conn()
-                .execute("DELETE FROM meta WHERE key = ?1", [SEAL_ROW])?;
+        if done.problems.is_empty() {
+            if self.is_encrypted() {
+                self.conn().execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                    [SEALED_ROW, folder.as_str()],
+                )?;
+            } else {
+                self.conn()
+                    .execute("DELETE FROM meta WHERE key = ?1", [SEAL_ROW])?;
+            }
         }
         Ok(done.problems)
     }

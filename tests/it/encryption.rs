@@ -484,6 +484,14 @@ fn recordings_are_encrypted_with_the_file_and_a_kill_between_two_loses_none() {
     assert!(store.settle_recordings().unwrap().is_empty());
     assert_eq!(sealed_count(&files), files.len());
     all_whole(&files, Some(&seal), "sealed");
+    // Found wholly sealed, the folder is not read again at the next start: a file put there by
+    // hand now is left as it is (whatever Umwelt writes beside an encrypted file is sealed as
+    // it is written). Made plain and encrypted again (below), the folder is swept again.
+    let by_hand = dir.path().join("recordings").join("1700000000009.wav");
+    std::fs::write(&by_hand, b"RIFF put there by hand").unwrap();
+    assert!(store.settle_recordings().unwrap().is_empty());
+    assert!(!umwelt::sealed::is_sealed(&by_hand).unwrap());
+    std::fs::remove_file(&by_hand).unwrap();
     for (p, _) in &files {
         let found = strings(p);
         assert!(
