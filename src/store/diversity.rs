@@ -60,9 +60,11 @@ pub(super) fn collapse_by(
     Ok(groups.into_iter().map(|(g, _)| g).collect())
 }
 
-/// The cosine of two unit vectors.
+/// The cosine of two unit vectors, by the vector kernels (the portable ones with the
+/// optimisations off): a recall compares each of its 50 candidates with up to `k` leaders, and
+/// a plain loop's strict order of additions keeps the compiler from using vector registers.
 pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    (crate::kernels::current().dot_f32)(a, b)
 }
 
 /// The stored vector of claim `id`, if it has one.
