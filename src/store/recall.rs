@@ -26,7 +26,7 @@ pub const RECENCY_HALF_LIFE_DAYS: f32 = 30.0;
 pub const MAX_K: usize = 1000;
 
 /// The f32 vectors of a recall's candidates, by id, as the index holds them.
-type Candidates = HashMap<i64, Vec<f32>>;
+pub(super) type Candidates = HashMap<i64, Vec<f32>>;
 
 /// How recalls were served, for tests and the harness to prove which path ran.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -178,7 +178,8 @@ impl Store {
     }
 
     /// [`Store::recall_holder`] without reading the memories back: ids, similarity and recency,
-    /// best first (a search reads back only the few it returns).
+    /// best first (a search reads back only the few it returns), and the candidates' vectors
+    /// where the index served them (for the near-copies check).
     pub(super) fn nearest_ranked(
         &self,
         holder: i64,
@@ -186,9 +187,9 @@ impl Store {
         session: Option<&str>,
         k: usize,
         now: i64,
-    ) -> Result<Vec<(i64, f32, f32)>> {
-        self.with_nearest(holder, vector, session, k, false, |_, nearest, _| {
-            Ok(rank(nearest, now, k))
+    ) -> Result<(Vec<(i64, f32, f32)>, Candidates)> {
+        self.with_nearest(holder, vector, session, k, true, |_, nearest, vectors| {
+            Ok((rank(nearest, now, k), vectors.unwrap_or_default()))
         })
     }
 

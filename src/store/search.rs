@@ -25,7 +25,7 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use super::memory::{memory_row, select_memory};
-use super::recall::{check_k, check_query, recency};
+use super::recall::{check_k, check_query, recency, Candidates};
 use super::{diversity, fusion, Filter, Memory, Store};
 use crate::clock::now_ms;
 use crate::error::Result;
@@ -215,6 +215,8 @@ impl Store {
         } else {
             None
         };
+        // The meaning list's vectors, as the index holds them (for the near-copies check).
+        let mut vectors = Candidates::new();
         let meaning = if let Some(vector) = &query_vector {
             let vector = vector.clone();
             if narrowed {
@@ -227,8 +229,10 @@ impl Store {
                     .collect()
             } else {
                 // Only the few returned are read back, below.
-                self.nearest_ranked(holder, &vector, session, pool, now)?
-                    .into_iter()
+                let (near, near_vectors) =
+                    self.nearest_ranked(holder, &vector, session, pool, now)?;
+                vectors = near_vectors;
+                near.into_iter()
                     .map(|(id, similarity, recency)| (id, similarity, recency, None))
                     .collect()
             }
@@ -315,7 +319,10 @@ impl Store {
         // Every candidate in order; near-copies of a better one join it ([`diversity`]).
         let ranked = fusion::best(scored, usize::MAX);
         let ids: Vec<i64> = ranked.iter().map(|r| r.1).collect();
-        let groups = diversity::collapse(&tx, &ids, k)?;
+        let groups = diversity::collapse_by(ids.len(), k, |i| match vectors.remove(&ids[i]) {
+            Some(v) => Ok(Some(v)),
+            None => diversity::vector(&tx, ids[i]),
+        })?;
         let mut ranked: Vec<_> = ranked.into_iter().map(Some).collect();
 
         let mut get = tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
