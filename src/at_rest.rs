@@ -168,18 +168,30 @@ struct Opener<'a> {
     passphrase: Option<&'a Key>,
 }
 
-impl Opener<'_> {
+impl<'a> Opener<'a> {
+    /// The open's parts, as each way of keeping the file uses them (the embedder shared).
+    fn parts(
+        &self,
+    ) -> (
+        &'a Path,
+        Arc<LazyEmbedder>,
+        FileState,
+        &'a dyn KeyStore,
+        Option<&'a Key>,
+    ) {
+        (
+            self.path,
+            self.embedder.clone(),
+            self.state,
+            self.keyring,
+            self.passphrase,
+        )
+    }
+
     /// Settings → Privacy is off: an encrypted file is made plain, with the keyring's key or the
     /// passphrase, and the keyring's entry removed.
     fn plain(&self) -> Result<Opening> {
-        let Opener {
-            path,
-            state,
-            keyring,
-            passphrase,
-            ..
-        } = *self;
-        let embedder = self.embedder.clone();
+        let (path, embedder, state, keyring, passphrase) = self.parts();
         if state != FileState::Encrypted {
             return Store::open_keyed(path, embedder, None).map(|s| opened(s, None, None));
         }
@@ -223,14 +235,7 @@ impl Opener<'_> {
     /// the first time); an encrypted file opens with it, or, encrypted with a passphrase, is moved
     /// to a random key once the passphrase is given.
     fn with_keyring(&self) -> Result<Opening> {
-        let Opener {
-            path,
-            state,
-            keyring,
-            passphrase,
-            ..
-        } = *self;
-        let embedder = self.embedder.clone();
+        let (path, embedder, state, keyring, passphrase) = self.parts();
         if state == FileState::Encrypted {
             if let Some(pass) = passphrase {
                 // Encrypted with a passphrase: its key moves into the keyring, once the
@@ -293,14 +298,7 @@ impl Opener<'_> {
 
     /// Settings → Privacy chose a passphrase: asked for at every start (chosen, the first time).
     fn with_passphrase(&self) -> Result<Opening> {
-        let Opener {
-            path,
-            state,
-            keyring,
-            passphrase,
-            ..
-        } = *self;
-        let embedder = self.embedder.clone();
+        let (path, embedder, state, keyring, passphrase) = self.parts();
         if state != FileState::Encrypted {
             let Some(pass) = passphrase else {
                 return ask(true, "Choose the passphrase that will encrypt your memory file. Umwelt asks for it at every start; without it, nobody (not even you) can read your memories.");

@@ -135,46 +135,39 @@ impl Store {
         k: usize,
         now: i64,
     ) -> Result<Vec<Hit>> {
-        self.with_nearest(
-            holder,
-            vector,
-            session,
-            k,
-            true,
-            |tx, nearest, mut vectors| {
-                let mut get =
-                    tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
-                // Absent only if another process deleted it between this process's own write and
-                // that write reaching the index (the index was synced in this snapshot).
-                let mut read = |id: i64| get.query_row(params![id, holder], memory_row).optional();
-                let ranked = rank(nearest, now, usize::MAX);
-                let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
-                let mut hits = Vec::with_capacity(k);
-                // Near-copies are told by the candidates' vectors: the index's copies where it
-                // served the recall (read from memory or its side file, not a row each from the
-                // file: at 100 000 memories, 50 pages of the file to read and, encrypted, decrypt).
-                let groups = match vectors.as_mut() {
-                    Some(vs) => diversity::collapse_by(ids.len(), k, |i| Ok(vs.remove(&ids[i]))),
-                    None => diversity::collapse(tx, &ids, k),
-                }?;
-                for group in groups {
-                    let (id, similarity, recency) = ranked[group.lead];
-                    let Some(memory) = read(id)? else { continue };
-                    let mut similar = Vec::with_capacity(group.similar.len());
-                    for i in group.similar {
-                        similar.extend(read(ranked[i].0)?);
-                    }
-                    hits.push(Hit {
-                        memory,
-                        similarity,
-                        recency,
-                        score: similarity + recency,
-                        similar,
-                    });
+        self.with_nearest(holder, vector, session, k, |tx, nearest, mut vectors| {
+            let mut get =
+                tx.prepare_cached(select_memory!("WHERE c.id = ?1 AND h.holder_id = ?2"))?;
+            // Absent only if another process deleted it between this process's own write and
+            // that write reaching the index (the index was synced in this snapshot).
+            let mut read = |id: i64| get.query_row(params![id, holder], memory_row).optional();
+            let ranked = rank(nearest, now, usize::MAX);
+            let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+            let mut hits = Vec::with_capacity(k);
+            // Near-copies are told by the candidates' vectors: the index's copies where it
+            // served the recall (read from memory or its side file, not a row each from the
+            // file: at 100 000 memories, 50 pages of the file to read and, encrypted, decrypt).
+            let groups = match vectors.as_mut() {
+                Some(vs) => diversity::collapse_by(ids.len(), k, |i| Ok(vs.remove(&ids[i]))),
+                None => diversity::collapse(tx, &ids, k),
+            }?;
+            for group in groups {
+                let (id, similarity, recency) = ranked[group.lead];
+                let Some(memory) = read(id)? else { continue };
+                let mut similar = Vec::with_capacity(group.similar.len());
+                for i in group.similar {
+                    similar.extend(read(ranked[i].0)?);
                 }
-                Ok(hits)
-            },
-        )
+                hits.push(Hit {
+                    memory,
+                    similarity,
+                    recency,
+                    score: similarity + recency,
+                    similar,
+                });
+            }
+            Ok(hits)
+        })
     }
 
     /// [`Store::recall_holder`] without reading the memories back: ids, similarity and recency,
@@ -188,21 +181,20 @@ impl Store {
         k: usize,
         now: i64,
     ) -> Result<(Vec<(i64, f32, f32)>, Candidates)> {
-        self.with_nearest(holder, vector, session, k, true, |_, nearest, vectors| {
+        self.with_nearest(holder, vector, session, k, |_, nearest, vectors| {
             Ok((rank(nearest, now, k), vectors.unwrap_or_default()))
         })
     }
 
     /// The candidates for the `k` nearest (`max(4k, 50)` of them: id, similarity, time), read
-    /// in one transaction that `then` may read on in; with `vectors`, and where the index
-    /// served them, their f32 vectors too (by id).
+    /// in one transaction that `then` may read on in, and where the index served them, their
+    /// f32 vectors too (by id; `None` from the SQL scan).
     fn with_nearest<T>(
         &self,
         holder: i64,
         vector: &[f32],
         session: Option<&str>,
         k: usize,
-        vectors: bool,
         then: impl FnOnce(&rusqlite::Transaction, Vec<(i64, f32, i64)>, Option<Candidates>) -> Result<T>,
     ) -> Result<T> {
         let pool = (k * 4).max(50);
@@ -216,10 +208,8 @@ impl Store {
             self.indexed.fetch_add(1, Ordering::Relaxed);
             let idx = synced_index(indexes, &tx, holder, self.spill_to())?;
             let found = idx.nearest(vector, session, pool).and_then(|found| {
-                if vectors {
-                    let ids: Vec<i64> = found.iter().map(|s| s.id).collect();
-                    candidates = Some(ids.iter().copied().zip(idx.vectors_of(&ids)?).collect());
-                }
+                let ids: Vec<i64> = found.iter().map(|s| s.id).collect();
+                candidates = Some(ids.iter().copied().zip(idx.vectors_of(&ids)?).collect());
                 Ok(found)
             });
             match found {
